@@ -1,0 +1,37 @@
+/**
+ * The transport-neutral edge: a plain request in, a plain response out. Plain values only, so a
+ * request or response crosses a worker boundary by structured clone.
+ * @module
+ */
+
+/** A request as every transport hands it to the handler. Header names are lowercase. */
+export interface PlainRequest {
+  method: string;
+  /** Path and query, e.g. `/api/v1/documents?limit=5`. */
+  url: string;
+  headers: Record<string, string>;
+  /** The raw body, or null when there is none. Transports stop reading past the body limit and set `bodyTooLarge`. */
+  body: Uint8Array | null;
+  /** True when the transport stopped reading because the body exceeded the limit. */
+  bodyTooLarge?: boolean;
+  /** Peer address, for logs only. */
+  remoteAddress?: string;
+  /** Aborted when the client disconnects (event streams stop on it). */
+  signal?: AbortSignal;
+}
+
+/** A response: a complete body, or a stream of chunks (event streams). */
+export interface PlainResponse {
+  status: number;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
+  stream?: AsyncIterable<string | Uint8Array>;
+}
+
+/** What every transport mounts. */
+export type Handler = (request: PlainRequest) => Promise<PlainResponse>;
+
+/** Request body limit of the contract: 256 KB. */
+export const MAX_REQUEST_BODY = 256 * 1024;
+/** Response body limit of the contract: 2 MB. */
+export const MAX_RESPONSE_BODY = 2 * 1024 * 1024;

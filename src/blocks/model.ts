@@ -1,0 +1,67 @@
+/**
+ * The block model shared by the tree, the renderers and the schemas.
+ * @module
+ */
+
+/** The eight block types of the contract (the Markdown grammar). */
+export const BLOCK_TYPES = [
+  'paragraph',
+  'heading',
+  'bulletListItem',
+  'numberedListItem',
+  'checkListItem',
+  'quote',
+  'codeBlock',
+  'table',
+] as const;
+export type BlockType = (typeof BLOCK_TYPES)[number];
+
+/** The contract's Block as an agent sends it (after validation). */
+export interface BlockInput {
+  type: BlockType;
+  markdown?: string;
+  children?: BlockInput[];
+  level?: 1 | 2 | 3;
+  checked?: boolean;
+  code?: string;
+  language?: string;
+  rows?: string[][];
+}
+
+/**
+ * A block's own fields as stored in the Yjs document (one plain value per block in a Y.Map keyed by id).
+ * Short keys keep updates small.
+ * @remarks `raw` holds a BlockNote block of a type outside the Markdown grammar (image, toggle, …),
+ * imported from an editor: its JSON minus `id` and `children`. Such a document can only be read as rich-json.
+ */
+export interface BlockRecord {
+  /** type */
+  t: string;
+  /** parent block id, null at the root */
+  p: string | null;
+  /** fractional order key among siblings */
+  o: string;
+  /** inline Markdown (text blocks and headings) */
+  md?: string;
+  /** heading level */
+  lv?: 1 | 2 | 3;
+  /** check-list item checked */
+  ck?: boolean;
+  /** code block source and language */
+  code?: string;
+  lang?: string;
+  /** table rows of inline-Markdown cells */
+  rows?: string[][];
+  /** BlockNote block JSON (minus id and children) for blocks outside the Markdown grammar */
+  raw?: Record<string, unknown>;
+  /**
+   * BlockNote props or inline styles that Markdown cannot carry (textColor, underline, alignment, …),
+   * kept from an imported editor block so rich-json round-trips; counted as Markdown loss.
+   */
+  extra?: Record<string, unknown>;
+}
+
+/** True when the record is one of the eight contract types (not an opaque editor block). */
+export function isGrammarBlock(rec: BlockRecord): boolean {
+  return rec.raw === undefined && (BLOCK_TYPES as readonly string[]).includes(rec.t);
+}

@@ -1,0 +1,139 @@
+/**
+ * The documents service: the engine's only door to document state.
+ * @module
+ */
+import type { Actor } from '../deps.ts';
+
+/** The three read representations. */
+export type DocumentFormat = 'rich-json' | 'blocks' | 'markdown';
+
+/**
+ * A document as the contract's Document resource, with the canonical `document` JSON kept as text.
+ * @remarks `documentJson` is the exact text `contentSha256` was computed over; serialize the envelope
+ * by splicing it in (see `documentDataJson`), never by re-stringifying a parsed copy.
+ */
+export interface DocumentView {
+  v: 1;
+  documentRef: string;
+  spaceRef: string;
+  title: string;
+  version: number;
+  format: 'service-rich-document';
+  formatGeneration: 1;
+  contentSha256: string;
+  browserHref: string;
+  documentJson: string;
+  /** Opaque Service-Revision value. */
+  revision: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** An item of the document list (no body). */
+export interface DocumentSummary {
+  v: 1;
+  documentRef: string;
+  spaceRef: string;
+  title: string;
+  version: number;
+  contentSha256: string;
+  blockCount: number;
+  browserHref: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** One entry of the `blocks` representation. */
+export interface FlatBlock {
+  id: string;
+  parentBlockId: string | null;
+  index: number;
+  depth: number;
+  type: string;
+  markdown?: string;
+  level?: 1 | 2 | 3;
+  checked?: boolean;
+  code?: string;
+  language?: string;
+  rows?: string[][];
+  /** Exact https URLs the block's Markdown links to. */
+  citations: string[];
+}
+
+/** A Markdown loss: something of the rich document the Markdown projection cannot carry. */
+export interface MarkdownLoss {
+  blockId: string;
+  reason: string;
+}
+
+/** Result of a read in any format. */
+export type DocumentRead =
+  | { format: 'rich-json'; revision: string; version: number; document: DocumentView }
+  | { format: 'blocks'; revision: string; version: number; documentRef: string; blocks: FlatBlock[] }
+  | {
+      format: 'markdown';
+      revision: string;
+      version: number;
+      documentRef: string;
+      markdown: string;
+      lossCount: number;
+      losses: MarkdownLoss[];
+    };
+
+/** The contract's mutation receipt. */
+export interface MutationReceipt {
+  v: 1;
+  documentRef: string;
+  operationRef: string;
+  baseVersion: number;
+  resultingVersion: number;
+  contentSha256: string;
+  affectedBlockIds: string[];
+}
+
+/** Idempotency outcome shown in the envelope's `receipt`. */
+export interface IdempotencyReceipt {
+  idempotency: 'created' | 'replayed';
+  receiptRef: string;
+  v: 1;
+}
+
+/** Result of a mutation (or its replay). */
+export interface MutationOutcome {
+  document: DocumentView;
+  receipt: MutationReceipt;
+  idempotency: IdempotencyReceipt;
+}
+
+/** Result of a document creation (or its replay). */
+export interface CreateOutcome {
+  document: DocumentView;
+  idempotency: IdempotencyReceipt;
+}
+
+/** A page of the document list. */
+export interface DocumentPage {
+  items: DocumentSummary[];
+  nextCursor: string | null;
+}
+
+/**
+ * Document operations. Every method validates its raw input itself (so in-process callers get the
+ * same errors as HTTP callers) and throws `ServiceError`s with the contract's codes.
+ */
+export interface DocumentsService {
+  /** POST /documents. `body` is the raw parsed JSON. A document-bound actor gets FORBIDDEN. */
+  create(actor: Actor, input: { idempotencyKey: string | undefined; body: unknown }): Promise<CreateOutcome>;
+  /** Current revision and version, cheap (for If-None-Match). NOT_FOUND outside the boundary. */
+  head(actor: Actor, documentRef: string): Promise<{ revision: string; version: number }>;
+  /** GET /documents/{ref}. `format` is the raw query value (undefined: rich-json). */
+  read(actor: Actor, documentRef: string, format?: string): Promise<DocumentRead>;
+  /** POST /documents/{ref}/mutations. */
+  mutate(
+    actor: Actor,
+    documentRef: string,
+    input: { idempotencyKey: string | undefined; ifRevision: string | undefined; body: unknown },
+  ): Promise<MutationOutcome>;
+  /** GET /documents. `limit` and `cursor` are raw query values. */
+  list(actor: Actor, query: { limit?: string | undefined; cursor?: string | undefined }): Promise<DocumentPage>;
+}

@@ -1,0 +1,132 @@
+/**
+ * Identifier formats of the contract, their branded types, and the id source port.
+ * @module
+ */
+
+declare const brand: unique symbol;
+/** A string proven to match one identifier format. */
+export type Brand<T, B extends string> = T & { readonly [brand]: B };
+
+export type DocumentRef = Brand<string, 'DocumentRef'>;
+export type SpaceRef = Brand<string, 'SpaceRef'>;
+export type OperationRef = Brand<string, 'OperationRef'>;
+export type CredentialRef = Brand<string, 'CredentialRef'>;
+export type BlockId = Brand<string, 'BlockId'>;
+export type JobId = Brand<string, 'JobId'>;
+export type ProposalRef = Brand<string, 'ProposalRef'>;
+export type ReviewRef = Brand<string, 'ReviewRef'>;
+
+/** Every identifier pattern of the contract, in one place. */
+export const Patterns = {
+  credentialRef: /^scred_[a-f0-9]{24}$/,
+  spaceRef: /^ksp_[a-f0-9]{48}$/,
+  documentRef: /^sdoc_[a-f0-9]{48}$/,
+  operationRef: /^docop_[a-f0-9]{48}$/,
+  proposalRef: /^kprp_[a-f0-9]{48}$/,
+  reviewRef: /^krvw_[a-f0-9]{48}$/,
+  jobId: /^kjob_[a-f0-9]{48}$/,
+  entityId: /^kent_[a-z0-9]{24}$/,
+  inquiryId: /^kinq_[a-z0-9]{24}$/,
+  editionId: /^kedn_[a-z0-9]{24}$/,
+  sha256: /^[a-f0-9]{64}$/,
+  blockId: /^[A-Za-z0-9][A-Za-z0-9._:$-]{0,127}$/,
+  requestId: /^[A-Za-z0-9][A-Za-z0-9_-]{15,127}$/,
+  idempotencyKey: /^[A-Za-z0-9_-]{16,128}$/,
+  receiptRef: /^[A-Za-z0-9][A-Za-z0-9_-]{15,159}$/,
+  displayPrefix: /^svc_agent_v1_scred_[a-f0-9]{8}\u2026$/,
+} as const;
+
+/** Parse a documentRef or return null. */
+export function parseDocumentRef(value: string): DocumentRef | null {
+  return Patterns.documentRef.test(value) ? (value as DocumentRef) : null;
+}
+/** Parse a blockId or return null. */
+export function parseBlockId(value: string): BlockId | null {
+  return Patterns.blockId.test(value) ? (value as BlockId) : null;
+}
+/** Parse a jobId or return null. */
+export function parseJobId(value: string): JobId | null {
+  return Patterns.jobId.test(value) ? (value as JobId) : null;
+}
+
+/**
+ * Where fresh randomness comes from. `hex(n)` returns n lowercase hex characters;
+ * `base36(n)` returns n characters of [a-z0-9].
+ * @remarks Tests pass {@link seededIds} so that every ref is reproducible.
+ */
+export interface IdSource {
+  hex(length: number): string;
+  base36(length: number): string;
+}
+
+const HEX = '0123456789abcdef';
+const B36 = '0123456789abcdefghijklmnopqrstuvwxyz';
+
+function fromBytes(bytes: Uint8Array, alphabet: string, length: number): string {
+  let out = '';
+  // 256 % 16 == 0, and 252 = 7 * 36, so rejecting bytes >= 252 keeps base36 unbiased.
+  const limit = alphabet.length === 16 ? 256 : 252;
+  for (let i = 0; i < bytes.length && out.length < length; i++) {
+    const b = bytes[i]!;
+    if (b < limit) out += alphabet[b % alphabet.length];
+  }
+  return out;
+}
+
+/** Cryptographically random ids from the web-standard `crypto.getRandomValues`. */
+export const randomIds: IdSource = {
+  hex(length) {
+    const bytes = new Uint8Array(Math.ceil(length / 2));
+    crypto.getRandomValues(bytes);
+    let out = '';
+    for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]! >> 4]! + HEX[bytes[i]! & 15]!;
+    return out.slice(0, length);
+  },
+  base36(length) {
+    let out = '';
+    while (out.length < length) {
+      const bytes = new Uint8Array(length * 2);
+      crypto.getRandomValues(bytes);
+      out += fromBytes(bytes, B36, length - out.length);
+    }
+    return out;
+  },
+};
+
+/** A deterministic id source (splitmix32) for tests and reproducible fixtures. Not for production. */
+export function seededIds(seed = 1): IdSource {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x9e3779b9) >>> 0;
+    let z = state;
+    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
+    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
+    return (z ^ (z >>> 16)) >>> 0;
+  };
+  const pick = (alphabet: string, length: number) => {
+    let out = '';
+    for (let i = 0; i < length; i++) out += alphabet[next() % alphabet.length];
+    return out;
+  };
+  return { hex: (n) => pick(HEX, n), base36: (n) => pick(B36, n) };
+}
+
+/** Minting of every ref kind over one {@link IdSource}. */
+export function refMinter(ids: IdSource) {
+  return {
+    documentRef: () => `sdoc_${ids.hex(48)}` as DocumentRef,
+    spaceRef: () => `ksp_${ids.hex(48)}` as SpaceRef,
+    operationRef: () => `docop_${ids.hex(48)}` as OperationRef,
+    credentialRef: () => `scred_${ids.hex(24)}` as CredentialRef,
+    proposalRef: () => `kprp_${ids.hex(48)}` as ProposalRef,
+    reviewRef: () => `krvw_${ids.hex(48)}` as ReviewRef,
+    jobId: () => `kjob_${ids.hex(48)}` as JobId,
+    entityId: () => `kent_${ids.base36(24)}`,
+    inquiryId: () => `kinq_${ids.base36(24)}`,
+    editionId: () => `kedn_${ids.base36(24)}`,
+    /** Server-assigned block ids: short, so that the canonical JSON stays small. */
+    blockId: () => `b${ids.base36(11)}` as BlockId,
+    requestId: () => `req_${ids.hex(28)}`,
+  };
+}
+export type RefMinter = ReturnType<typeof refMinter>;

@@ -1,0 +1,112 @@
+/**
+ * The ports the engine declares. Everything concrete (storage, clock, ids) is passed in.
+ *
+ * The storage port speaks small typed records and bytes. Documents are event-sourced: a Yjs snapshot
+ * at `snapshotVersion` plus an append-only log of updates, one per version. An append succeeds only as
+ * the next version (compare-and-set), which keeps one document linear even when several processes
+ * share one database. Key layout and codecs live in the engine, so adapters stay dumb.
+ * @module
+ */
+
+/** The stored head of one document: everything but its content. Times are epoch milliseconds. */
+export interface DocumentHead {
+  documentRef: string;
+  spaceRef: string;
+  accountId: string;
+  title: string;
+  /** Current version: 1 after creation, +1 per applied mutation. */
+  version: number;
+  /** The version the stored snapshot is at (<= version). */
+  snapshotVersion: number;
+  contentSha256: string;
+  blockCount: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** One logged Yjs update and the version it produced. */
+export interface StoredUpdate {
+  version: number;
+  update: Uint8Array;
+}
+
+/** A document as stored: head, snapshot, and the updates after the snapshot in ascending version. */
+export interface StoredDocument {
+  head: DocumentHead;
+  snapshot: Uint8Array;
+  updates: StoredUpdate[];
+}
+
+/** A JSON record with a storage-assigned revision (1 on insert, +1 per put). */
+export interface StoredRecord<T = unknown> {
+  key: string;
+  value: T;
+  revision: number;
+}
+
+/** Cursor position for {@link Storage.listDocumentHeads}: strictly after this (updatedAt, documentRef). */
+export interface HeadCursor {
+  updatedAt: number;
+  documentRef: string;
+}
+
+/**
+ * One operation of an atomic batch.
+ * - `document.create`: fails if the document exists.
+ * - `document.append`: `head.version` must be exactly the stored version + 1; replaces the head and
+ *   appends the update.
+ * - `document.compact`: replaces the snapshot with one at `snapshotVersion` (<= current version) and
+ *   drops logged updates at or below it.
+ * - `record.put`: `expectedRevision` null means "must not exist", a number means "must be at that
+ *   revision", absent means unconditional.
+ * - `record.delete`: deletes if present; with `expectedRevision`, only at that revision.
+ */
+export type BatchOp =
+  | { kind: 'document.create'; head: DocumentHead; snapshot: Uint8Array }
+  | { kind: 'document.append'; head: DocumentHead; update: Uint8Array }
+  | { kind: 'document.compact'; documentRef: string; snapshotVersion: number; snapshot: Uint8Array }
+  | { kind: 'record.put'; collection: string; key: string; value: unknown; expectedRevision?: number | null }
+  | { kind: 'record.delete'; collection: string; key: string; expectedRevision?: number };
+
+/**
+ * Thrown (rejected) by {@link Storage.commit} when a precondition of the batch does not hold.
+ * Nothing of the batch was written. Recognised by `name`.
+ */
+export class StorageConflictError extends Error {
+  override readonly name = 'StorageConflictError';
+  constructor(
+    message: string,
+    /** The index of the failing op in the batch. */
+    readonly opIndex: number,
+  ) {
+    super(message);
+  }
+}
+
+/** True for a {@link StorageConflictError}, also across module copies or realms. */
+export function isStorageConflict(e: unknown): e is StorageConflictError {
+  return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'StorageConflictError';
+}
+
+/**
+ * The storage port. Adapters: `memoryStorage()`, `lowdbStorage({ dir })`, later `postgresStorage({ url })`.
+ * @remarks
+ * - `commit` is atomic (all ops or none) and durable when it resolves.
+ * - Values and bytes handed in or returned are owned by the receiver afterwards: adapters copy
+ *   what they keep, callers do not mutate what they get.
+ * - Record values are JSON values (no bytes, no undefined inside).
+ */
+export interface Storage {
+  getDocumentHead(documentRef: string): Promise<DocumentHead | null>;
+  loadDocument(documentRef: string): Promise<StoredDocument | null>;
+  /** Updates with version > afterVersion in ascending order; null if the log no longer reaches back that far. */
+  loadUpdates(documentRef: string, afterVersion: number): Promise<StoredUpdate[] | null>;
+  /** Heads of one account, newest `updatedAt` first (ties: documentRef descending), strictly after `after`. */
+  listDocumentHeads(accountId: string, limit: number, after?: HeadCursor): Promise<DocumentHead[]>;
+  getRecord<T = unknown>(collection: string, key: string): Promise<StoredRecord<T> | null>;
+  /** Records of a collection whose key starts with `prefix`, in ascending key order. */
+  listRecords<T = unknown>(collection: string, prefix?: string): Promise<StoredRecord<T>[]>;
+  commit(ops: BatchOp[]): Promise<void>;
+  /** Flush and release resources (files, locks, connections). Further calls reject. */
+  close(): Promise<void>;
+}
