@@ -19,13 +19,13 @@ export type BlockType = (typeof BLOCK_TYPES)[number];
 /** The contract's Block as an agent sends it (after validation). */
 export interface BlockInput {
   type: BlockType;
-  markdown?: string;
-  children?: BlockInput[];
-  level?: 1 | 2 | 3;
-  checked?: boolean;
-  code?: string;
-  language?: string;
-  rows?: string[][];
+  markdown?: string | undefined;
+  children?: BlockInput[] | undefined;
+  level?: 1 | 2 | 3 | undefined;
+  checked?: boolean | undefined;
+  code?: string | undefined;
+  language?: string | undefined;
+  rows?: string[][] | undefined;
 }
 
 /**

@@ -1,0 +1,221 @@
+/**
+ * Mutation throughput of the engine in-process, beside raw Yjs doing the same operations in the
+ * same run. Prints mutations/s and the ratio to raw Yjs, plus lowdb durability figures against bare
+ * fdatasync appends, and the heap held by a 10,000-block document.
+ */
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as Y from 'yjs';
+import { lowdbStorage } from '../adapters/lowdb/index.ts';
+import { memoryStorage } from '../adapters/memory/index.ts';
+import type { Actor } from '../src/deps.ts';
+import { createEngine, type Engine } from '../src/engine.ts';
+import { sha256Hex } from '../src/hash.ts';
+import type { Storage } from '../src/ports.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
+const actor: Actor = { accountId: 'bench', credentialRef: null, documentRef: null };
+let keySeq = 0;
+const key = () => `bench-key-${(++keySeq).toString(36).padStart(10, '0')}`;
+
+type Op = 'edit' | 'create' | 'move' | 'delete';
+const OPS: Op[] = ['edit', 'create', 'move', 'delete'];
+
+/** Run `fn` repeatedly for about SECONDS and return operations per second. */
+async function rate(fn: (i: number) => unknown, max = Infinity): Promise<number> {
+  for (let i = 0; i < 20; i++) await fn(-1 - i); // warm-up
+  const start = performance.now();
+  let n = 0;
+  while (n < max && performance.now() - start < SECONDS * 1000) await fn(n++);
+  return n / ((performance.now() - start) / 1000);
+}
+
+/** Raw Yjs: the same block records in a Y.Map, one transact per operation, update captured. */
+function rawYjs(size: number) {
+  const doc = new Y.Doc();
+  const map = doc.getMap<Record<string, unknown>>('blocks');
+  const ids: string[] = [];
+  doc.transact(() => {
+    for (let i = 0; i < size; i++) {
+      const id = `b${i}`;
+      ids.push(id);
+      map.set(id, { t: 'paragraph', p: null, o: `a${i.toString(36).padStart(4, '0')}`, md: `Block ${i} with some **text** in it.` });
+    }
+  });
+  let last: Uint8Array | null = null;
+  doc.on('update', (u: Uint8Array) => {
+    last = u;
+  });
+  let seq = 0;
+  const op = (kind: Op) => {
+    doc.transact(() => {
+      const id = ids[seq++ % ids.length]!;
+      if (kind === 'edit') map.set(id, { ...map.get(id)!, md: `Edited ${seq} with some **text**.` });
+      else if (kind === 'move') map.set(id, { ...map.get(id)!, o: `z${seq}` });
+      else if (kind === 'create') map.set(`n${seq}`, { t: 'paragraph', p: null, o: `y${seq}`, md: 'New block.' });
+      else map.delete(id);
+    });
+    return last;
+  };
+  return op;
+}
+
+async function buildDocument(engine: Engine, size: number): Promise<{ ref: string; revision: string; ids: string[] }> {
+  const created = await engine.documents.create(actor, { idempotencyKey: key(), body: { v: 1, title: `bench ${size}` } });
+  let revision = created.document.revision;
+  const ids: string[] = [];
+  for (let made = 0; made < size; ) {
+    const n = Math.min(50, size - made);
+    const blocks = Array.from({ length: n }, (_, i) => ({ type: 'paragraph', markdown: `Block ${made + i} with some **text** in it.` }));
+    const out = await engine.documents.mutate(actor, created.document.documentRef, {
+      idempotencyKey: key(),
+      ifRevision: revision,
+      body: { v: 1, intent: 'build', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks } },
+    });
+    revision = out.document.revision;
+    ids.push(...out.receipt.affectedBlockIds);
+    made += n;
+  }
+  return { ref: created.document.documentRef, revision, ids };
+}
+
+/** One engine operation of `kind` on the document; keeps `state` current. */
+function engineOp(engine: Engine, state: { ref: string; revision: string; ids: string[] }, kind: Op) {
+  let seq = 0;
+  return async () => {
+    seq++;
+    const ids = state.ids;
+    let mutation: unknown;
+    if (kind === 'edit') mutation = { kind: 'edit', blockId: ids[seq % ids.length], block: { type: 'paragraph', markdown: `Edited ${seq} with some **text**.` } };
+    else if (kind === 'move') {
+      const a = ids[seq % ids.length]!;
+      let b = ids[(seq * 7 + 3) % ids.length]!;
+      if (b === a) b = ids[(seq + 1) % ids.length]!;
+      mutation = { kind: 'move', blockIds: [a], newParentBlockId: null, beforeBlockId: b };
+    } else if (kind === 'create') mutation = { kind: 'create', parentBlockId: null, beforeBlockId: ids[seq % ids.length], blocks: [{ type: 'paragraph', markdown: 'New block.' }] };
+    else mutation = { kind: 'delete', blockIds: [ids[ids.length - 1]] };
+    const out = await engine.documents.mutate(actor, state.ref, { idempotencyKey: key(), ifRevision: state.revision, body: { v: 1, intent: kind, mutation } });
+    state.revision = out.document.revision;
+    if (kind === 'create') ids.push(out.receipt.affectedBlockIds[0]!);
+    if (kind === 'delete') ids.pop();
+  };
+}
+
+function fmt(n: number): string {
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
+}
+
+function table(rows: string[][]): void {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
+}
+
+/** Engine vs raw Yjs on 10, 1,000 and 10,000 blocks, memory adapter. */
+async function throughput(makeStorage: () => Promise<Storage>, label: string, sizes: number[]): Promise<string[][]> {
+  const rows: string[][] = [];
+  for (const size of sizes) {
+    for (const kind of OPS) {
+      const raw = rawYjs(size);
+      const rawRate = await rate(() => raw(kind), kind === 'delete' ? size - 30 : Infinity);
+      const storage = await makeStorage();
+      const engine = createEngine({ storage });
+      // Creates need room under the 10,000-block bound; deletes need blocks to delete.
+      const startSize = kind === 'create' && size >= 10_000 ? size - 3000 : size;
+      const state = await buildDocument(engine, startSize);
+      const op = engineOp(engine, state, kind);
+      const engineRate = await rate(op, kind === 'delete' ? startSize - 30 : kind === 'create' ? 10_000 - startSize - 30 : Infinity);
+      await engine.close();
+      rows.push([`${label} ${kind}`, fmt(size), fmt(rawRate), fmt(engineRate), `${((engineRate / rawRate) * 100).toFixed(1)}%`]);
+    }
+  }
+  return rows;
+}
+
+/** The 10,000-block edit target: engine edit vs (raw Yjs edit + one SHA-256 pass over the document). */
+async function largeEditBudget(): Promise<void> {
+  const storage = memoryStorage();
+  const engine = createEngine({ storage });
+  const state = await buildDocument(engine, 10_000);
+  const read = await engine.documents.read(actor, state.ref);
+  const json = read.format === 'rich-json' ? read.document.documentJson : '';
+  const raw = rawYjs(10_000);
+  const rawEdit = 1 / (await rate(() => raw('edit')));
+  const hash = 1 / (await rate(() => sha256Hex(json)));
+  const edit = 1 / (await rate(engineOp(engine, state, 'edit')));
+  const budget = 3 * (rawEdit + hash);
+  console.log(
+    `\n10,000-block edit: engine ${(edit * 1e3).toFixed(3)} ms; raw Yjs edit ${(rawEdit * 1e3).toFixed(3)} ms + SHA-256 of ${(json.length / 1e6).toFixed(2)} MB ${(hash * 1e3).toFixed(3)} ms; ` +
+      `ratio to (raw + hash) ${(edit / (rawEdit + hash)).toFixed(2)}× (target ≤ 3×: ${edit <= budget ? 'met' : 'NOT met'})`,
+  );
+  await engine.close();
+}
+
+/** lowdb: single awaited writer and 64 concurrent writers vs bare 200-byte appends with fdatasync. */
+async function durability(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'kw-bench-'));
+  try {
+    const fd = openSync(join(dir, 'bare.log'), 'a');
+    const line = Buffer.alloc(200, 120);
+    const bare = await rate(() => {
+      writeSync(fd, line);
+      fdatasyncSync(fd);
+    }, 5000);
+    closeSync(fd);
+    const storage = await lowdbStorage({ dir: join(dir, 'db') });
+    const engine = createEngine({ storage });
+    const one = await buildDocument(engine, 10);
+    const single = await rate(engineOp(engine, one, 'edit'), 5000);
+    const docs = await Promise.all(Array.from({ length: 64 }, () => buildDocument(engine, 10)));
+    const ops = docs.map((d) => engineOp(engine, d, 'edit'));
+    const start = performance.now();
+    let done = 0;
+    await Promise.all(
+      ops.map(async (op) => {
+        while (performance.now() - start < SECONDS * 1000) {
+          await op();
+          done++;
+        }
+      }),
+    );
+    const concurrent = done / ((performance.now() - start) / 1000);
+    await engine.close();
+    console.log('\nlowdb durability (each commit fdatasync-ed before it is acknowledged)');
+    table([
+      ['case', 'ops/s', 'ratio'],
+      ['bare 200-byte append + fdatasync', fmt(bare), '100%'],
+      ['engine edit, 1 awaited writer', fmt(single), `${((single / bare) * 100).toFixed(1)}% of bare (target ≥ 50%)`],
+      ['engine edit, 64 concurrent writers', fmt(concurrent), `${(concurrent / single).toFixed(1)}× single (target ≥ 5×)`],
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Heap held by one 10,000-block document (needs --expose-gc for an exact figure). */
+async function heap(): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  const before = process.memoryUsage().heapUsed;
+  const engine = createEngine({ storage: memoryStorage() });
+  const state = await buildDocument(engine, 10_000);
+  await engine.documents.read(actor, state.ref);
+  gc?.();
+  const after = process.memoryUsage().heapUsed;
+  console.log(`\nheap held by a 10,000-block document (engine cache + memory adapter): ${((after - before) / 1e6).toFixed(1)} MB (target < 50 MB)${gc ? '' : ' [no --expose-gc: approximate]'}`);
+  await engine.close();
+}
+
+/** Run every mutation benchmark and print the tables. */
+export async function runMutationBench(): Promise<void> {
+  console.log(`Mutation throughput, ${SECONDS}s per case (BENCH_SECONDS to change)\n`);
+  const rows = [['case', 'blocks', 'raw Yjs ops/s', 'engine ops/s', 'engine/raw']];
+  rows.push(...(await throughput(async () => memoryStorage(), 'memory', [10, 1000, 10_000])));
+  table(rows);
+  console.log('target: 10-block document ≥ 25% of raw Yjs');
+  await largeEditBudget();
+  await durability();
+  await heap();
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await runMutationBench();

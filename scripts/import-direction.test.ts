@@ -1,0 +1,108 @@
+/**
+ * Holds the dependency direction of DESIGN.md: transports → src/api → src domains → ports ← adapters.
+ * Reads every import of every source file; fails on an edge against the direction or on a cycle.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const root = resolve(import.meta.dirname, '..');
+const layers = ['src', 'adapters', 'transports', 'fixtures', 'bench', 'scripts'] as const;
+type Layer = (typeof layers)[number];
+
+/** Which layers each layer may import (besides packages). */
+const allowed: Record<Layer, Layer[]> = {
+  src: ['src'],
+  adapters: ['src', 'adapters'],
+  transports: ['src', 'adapters', 'transports', 'fixtures'],
+  fixtures: ['src', 'adapters', 'fixtures'],
+  bench: [...layers],
+  scripts: [...layers],
+};
+
+/** node:* built-ins allowed inside src/, with the reason. */
+const srcNodeExceptions = new Map([['src/hash.ts', 'node:crypto is loaded dynamically only on Node, for a 10x faster SHA-256']]);
+
+function walk(dir: string, out: string[]): void {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules') continue;
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (name.endsWith('.ts')) out.push(p);
+  }
+}
+
+const files: string[] = [];
+for (const l of layers) {
+  try {
+    walk(join(root, l), files);
+  } catch {
+    /* layer not present yet */
+  }
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const out: string[] = [];
+  for (const m of text.matchAll(IMPORT)) out.push((m[1] ?? m[2])!);
+  return out;
+}
+
+const layerOf = (rel: string) => rel.split('/')[0] as Layer;
+const isTest = (rel: string) => rel.endsWith('.test.ts');
+
+test('every import follows the layer direction', () => {
+  const violations: string[] = [];
+  for (const file of files) {
+    const rel = relative(root, file);
+    const from = layerOf(rel);
+    for (const spec of importsOf(file)) {
+      if (spec.startsWith('node:')) {
+        if (from === 'src' && !isTest(rel) && !srcNodeExceptions.has(rel)) violations.push(`${rel} imports ${spec}: src/ stays free of Node-only modules`);
+        continue;
+      }
+      if (!spec.startsWith('.')) continue;
+      const target = relative(root, resolve(dirname(file), spec));
+      const to = layerOf(target);
+      if (isTest(rel)) continue; // tests may reach any layer to build what they test
+      if (!allowed[from].includes(to)) violations.push(`${rel} imports ${target}: ${from}/ must not depend on ${to}/`);
+      if (from === 'src' && !rel.startsWith('src/api/') && target.startsWith('src/api/') && target !== 'src/api/types.ts') {
+        violations.push(`${rel} imports ${target}: domains must not depend on the API layer`);
+      }
+    }
+  }
+  assert.equal(violations, []);
+});
+
+test('there are no import cycles among non-test modules', () => {
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const rel = relative(root, file);
+    if (isTest(rel)) continue;
+    graph.set(
+      rel,
+      importsOf(file)
+        .filter((s) => s.startsWith('.'))
+        .map((s) => relative(root, resolve(dirname(file), s))),
+    );
+  }
+  const state = new Map<string, 1 | 2>();
+  const cycles: string[] = [];
+  const visit = (node: string, path: string[]) => {
+    if (state.get(node) === 2) return;
+    if (state.get(node) === 1) {
+      cycles.push([...path.slice(path.indexOf(node)), node].join(' → '));
+      return;
+    }
+    state.set(node, 1);
+    for (const next of graph.get(node) ?? []) visit(next, [...path, node]);
+    state.set(node, 2);
+  };
+  for (const node of graph.keys()) visit(node, []);
+  assert.equal(cycles, []);
+});
+
+test.run();

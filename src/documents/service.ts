@@ -1,0 +1,434 @@
+/**
+ * The documents service: create, read, mutate and list documents over the storage port.
+ * @module
+ */
+import { projectMarkdown } from '../blocks/markdown-projection.ts';
+import { parseInline } from '../blocks/inline-markdown.ts';
+import { isGrammarBlock } from '../blocks/model.ts';
+import { BlockTree } from '../blocks/tree.ts';
+import { isoTimestamp } from '../clock.ts';
+import type { Actor, EngineDeps } from '../deps.ts';
+import { ServiceError, conflict, invalid, notFound, type FieldError } from '../errors.ts';
+import { IdempotencyStore, requireIdempotencyKey, scopedKey, type IdempotencyRecord } from '../idempotency/idempotency.ts';
+import { Patterns } from '../ids.ts';
+import { isStorageConflict, type DocumentHead } from '../ports.ts';
+import { parseOrThrow } from '../validation.ts';
+import { checkBlock, countBlocks } from './block-input.ts';
+import { decodeCursor, encodeCursor, parseLimit } from './cursor.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import { planMutation } from './plan.ts';
+import { DocumentCreateRequestSchema, DocumentMutationRequestSchema, Limits, type DocumentMutationRequest } from './schemas.ts';
+import type {
+  CreateOutcome,
+  DocumentPage,
+  DocumentRead,
+  DocumentSummary,
+  DocumentView,
+  DocumentsService,
+  FlatBlock,
+  MutationOutcome,
+  MutationReceipt,
+} from './types.ts';
+
+/** A document held in memory: its head and its tree at `head.version`. */
+interface Loaded {
+  head: DocumentHead;
+  tree: BlockTree;
+  /** Updates logged since the stored snapshot, to decide when to compact. */
+  logCount: number;
+  view: DocumentView | null;
+  blocks: FlatBlock[] | null;
+  markdown: { markdown: string; losses: { blockId: string; reason: string }[] } | null;
+}
+
+interface CreateResult {
+  documentRef: string;
+}
+
+/** Tuning of the documents service. */
+export interface DocumentsOptions {
+  /** How many documents stay loaded in memory (least recently used are dropped). Default 256. */
+  cacheSize?: number;
+  /** Compact a document's log into its snapshot after this many updates. Default 256. */
+  compactEvery?: number;
+}
+
+/** The documents service plus lifecycle hooks for the engine. */
+export interface DocumentsServiceImpl extends DocumentsService {
+  /** Wait for background work (compactions) to finish. */
+  flush(): Promise<void>;
+}
+
+const FORMATS = new Set(['rich-json', 'blocks', 'markdown']);
+const REVISION = /^([a-f0-9]{48})\.([1-9]\d{0,15})$/;
+
+/** The opaque Service-Revision of a document version: unique per document and version. */
+export function revisionOf(documentRef: string, version: number): string {
+  return `${documentRef.slice(5)}.${version}`;
+}
+
+/** Create the documents service over the engine's dependencies. */
+export function createDocumentsService(deps: EngineDeps, options: DocumentsOptions = {}): DocumentsServiceImpl {
+  const { storage, clock, refs, sha256 } = deps;
+  const cacheSize = options.cacheSize ?? 256;
+  const compactEvery = options.compactEvery ?? 256;
+  const cache = new Map<string, Loaded>();
+  const locks = new KeyedLock();
+  const idem = new IdempotencyStore(storage);
+  const background = new Set<Promise<unknown>>();
+
+  const browserHref = (ref: string) => `${deps.baseUrl}/documents/${ref}`;
+
+  function remember(ref: string, loaded: Loaded): void {
+    cache.delete(ref);
+    cache.set(ref, loaded);
+    if (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
+  }
+
+  function visible(actor: Actor, head: DocumentHead | null): head is DocumentHead {
+    return head !== null && head.accountId === actor.accountId && (actor.documentRef === null || actor.documentRef === head.documentRef);
+  }
+
+  /** The document as this process must see it now, or NOT_FOUND when absent or outside the boundary. */
+  async function load(actor: Actor, ref: string): Promise<Loaded> {
+    if (!Patterns.documentRef.test(ref)) throw notFound('The document');
+    const head = await storage.getDocumentHead(ref);
+    if (!visible(actor, head)) throw notFound('The document');
+    const cached = cache.get(ref);
+    if (cached && cached.head.version === head.version) {
+      remember(ref, cached);
+      return cached;
+    }
+    if (cached && cached.head.version < head.version) {
+      const updates = await storage.loadUpdates(ref, cached.head.version);
+      if (updates && updates.length === head.version - cached.head.version) {
+        cached.tree.catchUp(updates.map((u) => u.update));
+        cached.head = head;
+        cached.view = cached.blocks = cached.markdown = null;
+        cached.logCount += updates.length;
+        return cached;
+      }
+    }
+    const stored = await storage.loadDocument(ref);
+    if (!stored || !visible(actor, stored.head)) throw notFound('The document');
+    const loaded: Loaded = {
+      head: stored.head,
+      tree: BlockTree.load(stored.snapshot, stored.updates.map((u) => u.update)),
+      logCount: stored.updates.length,
+      view: null,
+      blocks: null,
+      markdown: null,
+    };
+    remember(ref, loaded);
+    return loaded;
+  }
+
+  function viewOf(loaded: Loaded): DocumentView {
+    if (loaded.view) return loaded.view;
+    const h = loaded.head;
+    loaded.view = {
+      v: 1,
+      documentRef: h.documentRef,
+      spaceRef: h.spaceRef,
+      title: h.title,
+      version: h.version,
+      format: 'service-rich-document',
+      formatGeneration: 1,
+      contentSha256: h.contentSha256,
+      browserHref: browserHref(h.documentRef),
+      documentJson: loaded.tree.json(),
+      revision: revisionOf(h.documentRef, h.version),
+      createdAt: isoTimestamp(h.createdAt),
+      updatedAt: isoTimestamp(h.updatedAt),
+    };
+    return loaded.view;
+  }
+
+  function summaryOf(h: DocumentHead): DocumentSummary {
+    return {
+      v: 1,
+      documentRef: h.documentRef,
+      spaceRef: h.spaceRef,
+      title: h.title,
+      version: h.version,
+      contentSha256: h.contentSha256,
+      blockCount: h.blockCount,
+      browserHref: browserHref(h.documentRef),
+      createdAt: isoTimestamp(h.createdAt),
+      updatedAt: isoTimestamp(h.updatedAt),
+    };
+  }
+
+  /** Resolve an idempotent write: replay, conflict, or run `apply` as the one application. */
+  async function once<T>(scope: string, fingerprint: string, replay: (r: IdempotencyRecord<T>) => Promise<unknown>, apply: () => Promise<unknown>): Promise<unknown> {
+    for (;;) {
+      const record = await idem.lookup<T>(scope, fingerprint);
+      if (record) return replay(record);
+      if (idem.busy(scope)) continue; // another request claimed the key while we looked
+      return idem.track(scope, apply);
+    }
+  }
+
+  function compactLater(ref: string): void {
+    const task = locks.run(ref, async () => {
+      const loaded = cache.get(ref);
+      if (!loaded || loaded.logCount < compactEvery) return;
+      const version = loaded.head.version;
+      await storage.commit([{ kind: 'document.compact', documentRef: ref, snapshotVersion: version, snapshot: loaded.tree.snapshot() }]);
+      if (cache.get(ref) === loaded) loaded.logCount = 0;
+    });
+    background.add(task);
+    void task.catch(() => cache.delete(ref)).finally(() => background.delete(task));
+  }
+
+  const service: DocumentsServiceImpl = {
+    async create(actor, input): Promise<CreateOutcome> {
+      if (actor.documentRef !== null) {
+        throw new ServiceError('FORBIDDEN', 'A document-bound credential cannot create documents; use an account-wide credential.');
+      }
+      const key = requireIdempotencyKey(input.idempotencyKey);
+      const body = parseOrThrow(DocumentCreateRequestSchema, input.body);
+      const scope = scopedKey(actor.accountId, key);
+      const fingerprint = sha256(`create\n${JSON.stringify(body)}`);
+      const outcome = await once<CreateResult>(
+        scope,
+        fingerprint,
+        async (record): Promise<CreateOutcome> => {
+          const loaded = await load({ ...actor, documentRef: null }, record.result.documentRef);
+          return { document: viewOf(loaded), idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
+        },
+        async (): Promise<CreateOutcome> => {
+          const now = clock.now();
+          const documentRef = refs.documentRef();
+          const tree = BlockTree.empty();
+          const json = tree.json();
+          const head: DocumentHead = {
+            documentRef,
+            spaceRef: refs.spaceRef(),
+            accountId: actor.accountId,
+            title: body.title,
+            version: 1,
+            snapshotVersion: 1,
+            contentSha256: sha256(json),
+            blockCount: 0,
+            createdAt: now,
+            updatedAt: now,
+          };
+          const receiptRef = `rcpt_${deps.ids.hex(32)}`;
+          const record: IdempotencyRecord<CreateResult> = { fingerprint, receiptRef, createdAt: now, result: { documentRef } };
+          await storage.commit([{ kind: 'document.create', head, snapshot: tree.snapshot() }, idem.recordOp(scope, record)]);
+          const loaded: Loaded = { head, tree, logCount: 0, view: null, blocks: null, markdown: null };
+          remember(documentRef, loaded);
+          return { document: viewOf(loaded), idempotency: { idempotency: 'created', receiptRef, v: 1 } };
+        },
+      );
+      return outcome as CreateOutcome;
+    },
+
+    async head(actor, documentRef) {
+      if (!Patterns.documentRef.test(documentRef)) throw notFound('The document');
+      const head = await storage.getDocumentHead(documentRef);
+      if (!visible(actor, head)) throw notFound('The document');
+      return { revision: revisionOf(head.documentRef, head.version), version: head.version };
+    },
+
+    async read(actor, documentRef, format = 'rich-json'): Promise<DocumentRead> {
+      if (!FORMATS.has(format)) {
+        throw invalid('format must be rich-json, blocks or markdown.', [{ field: 'query.format', message: 'must be rich-json, blocks or markdown' }]);
+      }
+      const loaded = await load(actor, documentRef);
+      const revision = revisionOf(documentRef, loaded.head.version);
+      const version = loaded.head.version;
+      if (format === 'rich-json') return { format: 'rich-json', revision, version, document: viewOf(loaded) };
+      const outside: string[] = [];
+      for (const entry of loaded.tree.walk()) if (!isGrammarBlock(entry.rec)) outside.push(entry.id);
+      if (outside.length) {
+        throw conflict(
+          `The document holds ${outside.length} block(s) outside the Markdown grammar (first: ${outside[0]}); read it with format=rich-json.`,
+        );
+      }
+      if (format === 'blocks') {
+        loaded.blocks ??= flatBlocks(loaded.tree);
+        return { format: 'blocks', revision, version, documentRef, blocks: loaded.blocks };
+      }
+      let projection = loaded.markdown;
+      if (!projection) {
+        const projected = projectMarkdown(loaded.tree.walk());
+        if ('outsideGrammar' in projected) throw conflict('The document holds blocks outside the Markdown grammar; read it with format=rich-json.');
+        projection = loaded.markdown = projected;
+      }
+      const { markdown, losses } = projection;
+      return { format: 'markdown', revision, version, documentRef, markdown, lossCount: losses.length, losses };
+    },
+
+    async mutate(actor, documentRef, input): Promise<MutationOutcome> {
+      const key = requireIdempotencyKey(input.idempotencyKey);
+      if (input.ifRevision === undefined || input.ifRevision === '') {
+        throw new ServiceError('PRECONDITION_REQUIRED', 'This write needs a Service-If-Revision header: read the document and send back its Service-Revision.', {
+          requiredAction: 'refresh-resource',
+        });
+      }
+      const ifRevision = input.ifRevision;
+      const revisionMatch = REVISION.exec(ifRevision);
+      if (!revisionMatch) {
+        throw invalid('Service-If-Revision is not a revision this server issued; send the Service-Revision of your last read unchanged.', [
+          { field: 'headers.Service_If_Revision', message: 'is not a valid revision' },
+        ]);
+      }
+      const body = validateMutation(input.body);
+      // Boundary first: a key must not reveal anything about documents outside it.
+      if (!Patterns.documentRef.test(documentRef)) throw notFound('The document');
+      const head = await storage.getDocumentHead(documentRef);
+      if (!visible(actor, head)) throw notFound('The document');
+      const scope = scopedKey(actor.accountId, key);
+      const fingerprint = sha256(`mutation\n${documentRef}\n${ifRevision}\n${JSON.stringify(body)}`);
+      const outcome = await once<MutationReceipt>(
+        scope,
+        fingerprint,
+        async (record): Promise<MutationOutcome> => {
+          const loaded = await load(actor, documentRef);
+          return { document: viewOf(loaded), receipt: record.result, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
+        },
+        () =>
+          locks.run(documentRef, async (): Promise<MutationOutcome> => {
+            const loaded = await load(actor, documentRef);
+            const current = revisionOf(documentRef, loaded.head.version);
+            if (ifRevision !== current) {
+              throw new ServiceError(
+                'PRECONDITION_FAILED',
+                `The document is at version ${loaded.head.version}; your revision is stale. Read the current state, replan, and resend with the new revision.`,
+                { requiredAction: 'refresh-resource' },
+              );
+            }
+            const plan = planMutation(loaded.tree, body.mutation, refs.blockId);
+            const base = loaded.head;
+            const update = loaded.tree.apply(plan.writes, `mutation:${body.mutation.kind}`) ?? new Uint8Array([0, 0]);
+            const json = loaded.tree.json();
+            const now = Math.max(clock.now(), base.updatedAt);
+            const newHead: DocumentHead = {
+              ...base,
+              version: base.version + 1,
+              contentSha256: sha256(json),
+              blockCount: loaded.tree.size,
+              updatedAt: now,
+            };
+            const receipt: MutationReceipt = {
+              v: 1,
+              documentRef,
+              operationRef: refs.operationRef(),
+              baseVersion: base.version,
+              resultingVersion: newHead.version,
+              contentSha256: newHead.contentSha256,
+              affectedBlockIds: plan.affectedBlockIds,
+            };
+            const receiptRef = `rcpt_${deps.ids.hex(32)}`;
+            try {
+              await storage.commit([
+                { kind: 'document.append', head: newHead, update },
+                idem.recordOp(scope, { fingerprint, receiptRef, createdAt: now, result: receipt }),
+              ]);
+            } catch (error) {
+              // The in-memory tree is ahead of storage now: drop it, storage is the truth.
+              cache.delete(documentRef);
+              if (isStorageConflict(error)) {
+                throw new ServiceError('PRECONDITION_FAILED', 'The document changed while this mutation was applied; read it again and resend.', {
+                  requiredAction: 'refresh-resource',
+                });
+              }
+              throw error;
+            }
+            loaded.head = newHead;
+            loaded.view = loaded.blocks = loaded.markdown = null;
+            loaded.logCount++;
+            if (loaded.logCount >= compactEvery) compactLater(documentRef);
+            return { document: viewOf(loaded), receipt, idempotency: { idempotency: 'created', receiptRef, v: 1 } };
+          }),
+      );
+      return outcome as MutationOutcome;
+    },
+
+    async list(actor, query): Promise<DocumentPage> {
+      const limit = parseLimit(query.limit);
+      const credential = actor.credentialRef ?? '';
+      const after = query.cursor === undefined ? undefined : decodeCursor('documents', credential, query.cursor);
+      let heads: DocumentHead[];
+      if (actor.documentRef !== null) {
+        const head = await storage.getDocumentHead(actor.documentRef);
+        heads = visible(actor, head) && (!after || before(head, after)) ? [head] : [];
+      } else {
+        heads = await storage.listDocumentHeads(actor.accountId, limit + 1, after);
+      }
+      const page = heads.slice(0, limit);
+      const last = page[page.length - 1];
+      const nextCursor =
+        heads.length > limit && last ? encodeCursor('documents', credential, { updatedAt: last.updatedAt, documentRef: last.documentRef }) : null;
+      return { items: page.map(summaryOf), nextCursor };
+    },
+
+    async flush() {
+      await locks.idle();
+      await Promise.allSettled([...background]);
+    },
+  };
+  return service;
+}
+
+/** True when `head` sorts strictly after the cursor position (newest first, ties by ref descending). */
+function before(head: DocumentHead, after: { updatedAt: number; documentRef: string }): boolean {
+  return head.updatedAt < after.updatedAt || (head.updatedAt === after.updatedAt && head.documentRef < after.documentRef);
+}
+
+/** Validate a DocumentMutationRequest: schema, then what the schema cannot say. */
+function validateMutation(input: unknown): DocumentMutationRequest {
+  const body = parseOrThrow(DocumentMutationRequestSchema, input);
+  const errors: FieldError[] = [];
+  const m = body.mutation;
+  if (m.kind === 'create') {
+    m.blocks.forEach((b, i) => checkBlock(b, `mutation.blocks.${i}`, errors));
+    const total = countBlocks(m.blocks);
+    if (total > Limits.affectedMax) {
+      errors.push({ field: 'mutation.blocks', message: `creates ${total} blocks with their children; one create may add at most ${Limits.affectedMax}` });
+    }
+  } else if (m.kind === 'edit') {
+    checkBlock(m.block, 'mutation.block', errors);
+  } else {
+    const seen = new Set<string>();
+    m.blockIds.forEach((id, i) => {
+      if (seen.has(id)) errors.push({ field: `mutation.blockIds.${i}`, message: `repeats block ${id}` });
+      seen.add(id);
+    });
+  }
+  if (errors.length) {
+    throw new ServiceError('INVALID_REQUEST', `The mutation is not valid: ${errors[0]!.field} ${errors[0]!.message}.`, { fieldErrors: errors });
+  }
+  return body;
+}
+
+/** The `blocks` representation: every block in document order with parent, index and own fields. */
+function flatBlocks(tree: BlockTree): FlatBlock[] {
+  const out: FlatBlock[] = [];
+  for (const e of tree.walk()) {
+    const r = e.rec;
+    const block: FlatBlock = { id: e.id, parentBlockId: e.parentId, index: e.indexInParent, depth: e.depth, type: r.t, citations: [] };
+    if (r.md !== undefined) {
+      block.markdown = r.md;
+      const parsed = parseInline(r.md);
+      if (parsed.ok) block.citations = parsed.citations;
+    }
+    if (r.lv !== undefined) block.level = r.lv;
+    if (r.ck !== undefined) block.checked = r.ck;
+    if (r.code !== undefined) block.code = r.code;
+    if (r.lang !== undefined) block.language = r.lang;
+    if (r.rows !== undefined) {
+      block.rows = r.rows;
+      const cited = new Set<string>();
+      for (const row of r.rows) for (const cell of row) {
+        const parsed = parseInline(cell);
+        if (parsed.ok) for (const c of parsed.citations) cited.add(c);
+      }
+      block.citations = [...cited];
+    }
+    out.push(block);
+  }
+  return out;
+}

@@ -1,0 +1,71 @@
+/**
+ * The composition root: `createEngine({ storage, clock, ids })` wires the domain services over the
+ * ports. Everything concrete is passed in; nothing here imports a transport or a concrete store.
+ * @module
+ */
+import { systemClock, type Clock } from './clock.ts';
+import type { EngineDeps } from './deps.ts';
+import { createActivation, type Activation } from './auth/activation.ts';
+import { createCredentialService, type CredentialService } from './auth/credentials.ts';
+import { createDocumentsService, type DocumentsServiceImpl } from './documents/service.ts';
+import { sha256Hex, type Sha256Hex } from './hash.ts';
+import { randomIds, refMinter, type IdSource } from './ids.ts';
+import type { Storage } from './ports.ts';
+
+/** Options of {@link createEngine}. Only `storage` is required. */
+export interface EngineOptions {
+  storage: Storage;
+  clock?: Clock;
+  ids?: IdSource;
+  sha256?: Sha256Hex;
+  /** Origin for browser links, e.g. `http://127.0.0.1:8787`; default '' (relative links). */
+  baseUrl?: string;
+  /** Length of a credential's request-budget window; default 24 hours. */
+  budgetWindowMs?: number;
+}
+
+/** The engine: the only door to the state. */
+export interface Engine {
+  readonly deps: EngineDeps;
+  readonly documents: DocumentsServiceImpl;
+  readonly credentials: CredentialService;
+  readonly activation: Activation;
+  /** Flush pending state (budgets) and close storage. */
+  close(): Promise<void>;
+}
+
+/**
+ * Build an engine over a storage adapter.
+ * @example
+ * const engine = createEngine({ storage: memoryStorage() });
+ * const { document } = await engine.documents.create(actor, { idempotencyKey, body: { v: 1, title: 'Notes' } });
+ */
+export function createEngine(options: EngineOptions): Engine {
+  const ids = options.ids ?? randomIds;
+  const deps: EngineDeps = {
+    storage: options.storage,
+    clock: options.clock ?? systemClock,
+    ids,
+    refs: refMinter(ids),
+    sha256: options.sha256 ?? sha256Hex,
+    baseUrl: options.baseUrl ?? '',
+  };
+  const documents = createDocumentsService(deps);
+  const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
+  const activation = createActivation(deps);
+  let closed: Promise<void> | null = null;
+  return {
+    deps,
+    documents,
+    credentials,
+    activation,
+    close() {
+      closed ??= (async () => {
+        await credentials.flush();
+        await documents.flush();
+        await deps.storage.close();
+      })();
+      return closed;
+    },
+  };
+}
