@@ -1,0 +1,7 @@
+/**
+ * The embedded default storage: `lowdbStorage({ dir })`.
+ * @module
+ */
+export { lowdbStorage } from './lowdb-storage.ts';
+export type { LowdbStats, LowdbStorage, LowdbStorageOptions } from './lowdb-storage.ts';
+export { JournalCorruptError } from './journal-file.ts';

@@ -1,0 +1,131 @@
+/**
+ * Checks every precondition of a batch before anything is applied: the half of "atomic or nothing"
+ * that decides. Ops see the effects of earlier ops of the same batch (and, for a journaling adapter,
+ * of batches queued before it).
+ * @module
+ */
+import { StorageConflictError } from '../../src/ports.ts';
+import type { PreparedOp } from './prepared-op.ts';
+
+/** What validation needs to know about a document: its version and its snapshot's version. */
+export interface DocFacts {
+  readonly version: number;
+  readonly snapshotVersion: number;
+}
+
+/**
+ * A source of facts to validate against.
+ * @remarks `doc` returns null for "does not exist"; `recordRevision` returns 0 for "does not exist".
+ * A layered source (see {@link validateBatch}'s `pending`) returns `undefined` for "no opinion, ask
+ * the layer below".
+ */
+export interface FactSource {
+  doc(documentRef: string): DocFacts | null | undefined;
+  recordRevision(collection: string, key: string): number | undefined;
+}
+
+/** The unambiguous id of a record across collections (a length prefix keeps `a`+`bc` apart from `ab`+`c`). */
+export function recordId(collection: string, key: string): string {
+  return `${collection.length}:${collection}${key}`;
+}
+
+/**
+ * What a validated batch will leave behind, per touched document and record.
+ * @remarks Documents map to null when absent, records to revision 0 when absent.
+ */
+export class BatchEffects {
+  readonly docs = new Map<string, DocFacts | null>();
+  readonly records = new Map<string, number>();
+}
+
+function conflict(index: number, op: PreparedOp, reason: string): StorageConflictError {
+  return new StorageConflictError(`batch op ${index} (${op.kind}): ${reason}`, index);
+}
+
+/**
+ * Validates `ops` in order against `committed`, optionally layered under `pending` (the projected
+ * effects of batches accepted but not yet applied).
+ * @returns the batch's effects, for a journaling adapter to fold into its pending projection.
+ * @throws StorageConflictError naming the first failing op; nothing has been changed anywhere.
+ * @remarks Semantics (the conformance suite pins them): create needs an absent document; append needs
+ * `head.version === version + 1`; compact needs `snapshotVersion <= snapshotVersion' <= version`; put
+ * with `expectedRevision` null needs an absent record, with a number needs exactly that revision;
+ * delete with a number needs exactly that revision, without one always succeeds.
+ */
+export function validateBatch(committed: FactSource, ops: readonly PreparedOp[], pending?: FactSource): BatchEffects {
+  const fx = new BatchEffects();
+  const docOf = (ref: string): DocFacts | null => {
+    const own = fx.docs.get(ref);
+    if (own !== undefined) return own;
+    const queued = pending?.doc(ref);
+    if (queued !== undefined) return queued;
+    return committed.doc(ref) ?? null;
+  };
+  const revisionOf = (id: string, collection: string, key: string): number => {
+    const own = fx.records.get(id);
+    if (own !== undefined) return own;
+    const queued = pending?.recordRevision(collection, key);
+    if (queued !== undefined) return queued;
+    return committed.recordRevision(collection, key) ?? 0;
+  };
+
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i];
+    switch (op.kind) {
+      case 'document.create': {
+        const ref = op.head.documentRef;
+        if (docOf(ref) !== null) throw conflict(i, op, `document ${ref} already exists`);
+        fx.docs.set(ref, { version: op.head.version, snapshotVersion: op.head.snapshotVersion });
+        break;
+      }
+      case 'document.append': {
+        const ref = op.head.documentRef;
+        const doc = docOf(ref);
+        if (doc === null) throw conflict(i, op, `document ${ref} does not exist`);
+        if (op.head.version !== doc.version + 1) {
+          throw conflict(i, op, `document ${ref} is at version ${doc.version}; an append must carry ${doc.version + 1}, got ${op.head.version}`);
+        }
+        fx.docs.set(ref, { version: op.head.version, snapshotVersion: doc.snapshotVersion });
+        break;
+      }
+      case 'document.compact': {
+        const ref = op.documentRef;
+        const doc = docOf(ref);
+        if (doc === null) throw conflict(i, op, `document ${ref} does not exist`);
+        if (!(op.snapshotVersion >= doc.snapshotVersion && op.snapshotVersion <= doc.version)) {
+          throw conflict(
+            i,
+            op,
+            `document ${ref}: snapshotVersion ${op.snapshotVersion} is outside ${doc.snapshotVersion}..${doc.version}`,
+          );
+        }
+        fx.docs.set(ref, { version: doc.version, snapshotVersion: op.snapshotVersion });
+        break;
+      }
+      case 'record.put': {
+        const id = recordId(op.collection, op.key);
+        const revision = revisionOf(id, op.collection, op.key);
+        const expected = op.expectedRevision;
+        if (expected === null && revision !== 0) {
+          throw conflict(i, op, `record ${op.collection}/${op.key} exists (revision ${revision})`);
+        }
+        if (typeof expected === 'number' && (revision === 0 || revision !== expected)) {
+          throw conflict(i, op, `record ${op.collection}/${op.key} is at revision ${revision || 'absent'}, expected ${expected}`);
+        }
+        fx.records.set(id, revision + 1);
+        break;
+      }
+      case 'record.delete': {
+        const id = recordId(op.collection, op.key);
+        const revision = revisionOf(id, op.collection, op.key);
+        const expected = op.expectedRevision;
+        if (typeof expected === 'number' && (revision === 0 || revision !== expected)) {
+          throw conflict(i, op, `record ${op.collection}/${op.key} is at revision ${revision || 'absent'}, expected ${expected}`);
+        }
+        fx.records.set(id, 0);
+        break;
+      }
+    }
+  }
+  return fx;
+}

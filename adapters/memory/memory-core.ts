@@ -1,0 +1,180 @@
+/**
+ * The in-memory state shared by the memory and lowdb adapters: documents with their logs, a
+ * per-account head index, and record collections.
+ * @module
+ */
+import type { DocumentHead, HeadCursor, StoredDocument, StoredRecord, StoredUpdate } from '../../src/ports.ts';
+import type { FactSource } from './batch-validator.ts';
+import type { CollectionView, CoreView, DocumentView } from './core-view.ts';
+import { HeadIndex } from './head-index.ts';
+import type { PreparedOp } from './prepared-op.ts';
+import { RecordTable } from './record-table.ts';
+
+interface DocEntry {
+  head: DocumentHead;
+  snapshot: Uint8Array;
+  /** Strictly ascending versions, all > head.snapshotVersion. Only pushed to or replaced. */
+  updates: StoredUpdate[];
+}
+
+/** Index of the first update with version > `version` (binary search; versions ascend). */
+function firstAfter(updates: readonly StoredUpdate[], version: number): number {
+  let lo = 0;
+  let hi = updates.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (updates[mid].version <= version) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function copyUpdates(updates: readonly StoredUpdate[], from: number, to: number): StoredUpdate[] {
+  const out: StoredUpdate[] = new Array(to - from);
+  for (let i = from; i < to; i++) out[i - from] = { version: updates[i].version, update: updates[i].update.slice() };
+  return out;
+}
+
+/**
+ * Documents and records held in Maps, read with copies and written by {@link apply}.
+ * @remarks
+ * - `apply` trusts its ops: run {@link validateBatch} first (against this core and anything queued).
+ * - Stored heads, snapshots, update bytes and record entries are never mutated in place, so a
+ *   {@link CoreView} taken by {@link view} stays valid while later batches are applied.
+ * - An append is O(1) amortised: it replaces the head object and pushes to the log.
+ * - The stored `snapshotVersion` belongs to the storage: an append keeps it whatever the head says.
+ */
+export class MemoryCore implements FactSource {
+  private readonly docs = new Map<string, DocEntry>();
+  private readonly heads = new HeadIndex<DocEntry>();
+  private readonly tables = new Map<string, RecordTable>();
+
+  /** {@link FactSource}: the current head (which carries version and snapshotVersion), or null. */
+  doc(documentRef: string): DocumentHead | null {
+    return this.docs.get(documentRef)?.head ?? null;
+  }
+
+  /** {@link FactSource}: the record's revision, 0 when absent. */
+  recordRevision(collection: string, key: string): number {
+    return this.tables.get(collection)?.get(key)?.revision ?? 0;
+  }
+
+  /** A copy of the head, or null. */
+  getDocumentHead(documentRef: string): DocumentHead | null {
+    const entry = this.docs.get(documentRef);
+    return entry === undefined ? null : { ...entry.head };
+  }
+
+  /** Head, snapshot and log, all copied; null when absent. */
+  loadDocument(documentRef: string): StoredDocument | null {
+    const entry = this.docs.get(documentRef);
+    if (entry === undefined) return null;
+    return { head: { ...entry.head }, snapshot: entry.snapshot.slice(), updates: copyUpdates(entry.updates, 0, entry.updates.length) };
+  }
+
+  /** Copies of the updates after `afterVersion`; null when absent or compacted beyond it. */
+  loadUpdates(documentRef: string, afterVersion: number): StoredUpdate[] | null {
+    const entry = this.docs.get(documentRef);
+    if (entry === undefined || afterVersion < entry.head.snapshotVersion) return null;
+    return copyUpdates(entry.updates, firstAfter(entry.updates, afterVersion), entry.updates.length);
+  }
+
+  /** Copies of one account's heads, newest first, strictly after `after`. */
+  listDocumentHeads(accountId: string, limit: number, after?: HeadCursor): DocumentHead[] {
+    return this.heads.list(accountId, limit, after).map((entry) => ({ ...entry.head }));
+  }
+
+  /** The record with a freshly parsed value, or null. */
+  getRecord<T>(collection: string, key: string): StoredRecord<T> | null {
+    const entry = this.tables.get(collection)?.get(key);
+    return entry === undefined ? null : { key, value: JSON.parse(entry.json) as T, revision: entry.revision };
+  }
+
+  /** Records of a collection whose key starts with `prefix`, ascending by key, values freshly parsed. */
+  listRecords<T>(collection: string, prefix = ''): StoredRecord<T>[] {
+    const table = this.tables.get(collection);
+    if (table === undefined) return [];
+    return table.list(prefix).map(([key, entry]) => ({ key, value: JSON.parse(entry.json) as T, revision: entry.revision }));
+  }
+
+  /** Applies validated, storage-owned ops in order. Takes ownership of their heads and bytes. */
+  apply(ops: readonly PreparedOp[]): void {
+    for (const op of ops) {
+      switch (op.kind) {
+        case 'document.create': {
+          const entry: DocEntry = { head: op.head, snapshot: op.snapshot, updates: [] };
+          this.docs.set(op.head.documentRef, entry);
+          this.heads.add(entry);
+          break;
+        }
+        case 'document.append': {
+          const entry = this.docs.get(op.head.documentRef) as DocEntry;
+          const previous = entry.head;
+          const head = op.head;
+          head.snapshotVersion = previous.snapshotVersion;
+          entry.head = head;
+          entry.updates.push({ version: head.version, update: op.update });
+          if (head.accountId !== previous.accountId) {
+            this.heads.remove(entry, previous.accountId);
+            this.heads.add(entry);
+          } else if (head.updatedAt !== previous.updatedAt) {
+            this.heads.touch(head.accountId);
+          }
+          break;
+        }
+        case 'document.compact': {
+          const entry = this.docs.get(op.documentRef) as DocEntry;
+          entry.updates = entry.updates.slice(firstAfter(entry.updates, op.snapshotVersion));
+          entry.snapshot = op.snapshot;
+          entry.head = { ...entry.head, snapshotVersion: op.snapshotVersion };
+          break;
+        }
+        case 'record.put': {
+          let table = this.tables.get(op.collection);
+          if (table === undefined) {
+            table = new RecordTable();
+            this.tables.set(op.collection, table);
+          }
+          table.put(op.key, op.json);
+          break;
+        }
+        case 'record.delete':
+          this.tables.get(op.collection)?.delete(op.key);
+          break;
+      }
+    }
+  }
+
+  /** A point-in-time view of everything, for a checkpoint (see {@link CoreView}). */
+  view(): CoreView {
+    const documents: DocumentView[] = [];
+    for (const entry of this.docs.values()) {
+      documents.push({ head: entry.head, snapshot: entry.snapshot, updates: entry.updates, updateCount: entry.updates.length });
+    }
+    const collections: CollectionView[] = [];
+    for (const [collection, table] of this.tables) {
+      if (table.size > 0) collections.push({ collection, entries: table.snapshot() });
+    }
+    return { documents, collections };
+  }
+
+  /**
+   * Builds a core holding exactly what `view` holds (loading a checkpoint).
+   * @remarks Takes ownership of the view's objects; the caller must not use them afterwards.
+   */
+  static fromView(view: CoreView): MemoryCore {
+    const core = new MemoryCore();
+    for (const doc of view.documents) {
+      const updates = doc.updates.length === doc.updateCount ? (doc.updates as StoredUpdate[]) : doc.updates.slice(0, doc.updateCount);
+      const entry: DocEntry = { head: doc.head, snapshot: doc.snapshot, updates };
+      core.docs.set(doc.head.documentRef, entry);
+      core.heads.add(entry);
+    }
+    for (const { collection, entries } of view.collections) {
+      const table = new RecordTable();
+      for (const [key, entry] of entries) table.load(key, entry);
+      core.tables.set(collection, table);
+    }
+    return core;
+  }
+}

@@ -1,0 +1,7 @@
+import { storageConformance } from '../conformance.ts';
+import { memoryStorage } from './index.ts';
+
+storageConformance('memory', async () => {
+  const storage = memoryStorage();
+  return { storage, teardown: () => storage.close() };
+});

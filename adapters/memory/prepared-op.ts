@@ -1,0 +1,93 @@
+/**
+ * Batch ops in the form the in-memory core keeps them: bytes copied, heads copied field by field,
+ * record values serialised to JSON text once.
+ * @module
+ */
+import type { BatchOp, DocumentHead } from '../../src/ports.ts';
+
+/**
+ * A {@link BatchOp} after {@link prepareBatch}: owned by the storage, safe to keep and to journal.
+ * @remarks `record.put` carries the value as JSON text (`json`), which doubles as its deep copy and as
+ * its serialised form in a journal; readers get a fresh `JSON.parse` of it each time.
+ */
+export type PreparedOp =
+  | { kind: 'document.create'; head: DocumentHead; snapshot: Uint8Array }
+  | { kind: 'document.append'; head: DocumentHead; update: Uint8Array }
+  | { kind: 'document.compact'; documentRef: string; snapshotVersion: number; snapshot: Uint8Array }
+  | { kind: 'record.put'; collection: string; key: string; json: string; expectedRevision?: number | null }
+  | { kind: 'record.delete'; collection: string; key: string; expectedRevision?: number };
+
+/**
+ * Copies the fields of a {@link DocumentHead} (and nothing else) into a fresh object.
+ * @remarks Extra properties a caller may have attached are dropped, so what is stored is exactly the
+ * port's shape and serialises identically in every adapter.
+ */
+export function copyHead(head: DocumentHead): DocumentHead {
+  return {
+    documentRef: head.documentRef,
+    spaceRef: head.spaceRef,
+    accountId: head.accountId,
+    title: head.title,
+    version: head.version,
+    snapshotVersion: head.snapshotVersion,
+    contentSha256: head.contentSha256,
+    blockCount: head.blockCount,
+    createdAt: head.createdAt,
+    updatedAt: head.updatedAt,
+  };
+}
+
+function copyBytes(bytes: Uint8Array, what: string): Uint8Array {
+  if (!(bytes instanceof Uint8Array)) throw new TypeError(`${what} must be a Uint8Array`);
+  return bytes.slice();
+}
+
+function toJson(value: unknown, collection: string, key: string): string {
+  const json = JSON.stringify(value);
+  if (json === undefined) throw new TypeError(`record ${collection}/${key}: value must be a JSON value`);
+  return json;
+}
+
+/**
+ * Copies every op of a batch into storage-owned form.
+ * @throws TypeError for an unknown op kind, bytes that are not a Uint8Array, or a record value that
+ * is not JSON-serialisable. Nothing is validated against stored state here.
+ */
+export function prepareBatch(ops: readonly BatchOp[]): PreparedOp[] {
+  if (!Array.isArray(ops)) throw new TypeError('commit expects an array of ops');
+  const out: PreparedOp[] = new Array(ops.length);
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i];
+    switch (op.kind) {
+      case 'document.create':
+        out[i] = { kind: op.kind, head: copyHead(op.head), snapshot: copyBytes(op.snapshot, 'snapshot') };
+        break;
+      case 'document.append':
+        out[i] = { kind: op.kind, head: copyHead(op.head), update: copyBytes(op.update, 'update') };
+        break;
+      case 'document.compact':
+        out[i] = {
+          kind: op.kind,
+          documentRef: op.documentRef,
+          snapshotVersion: op.snapshotVersion,
+          snapshot: copyBytes(op.snapshot, 'snapshot'),
+        };
+        break;
+      case 'record.put': {
+        const put: PreparedOp = { kind: op.kind, collection: op.collection, key: op.key, json: toJson(op.value, op.collection, op.key) };
+        if (op.expectedRevision !== undefined) put.expectedRevision = op.expectedRevision;
+        out[i] = put;
+        break;
+      }
+      case 'record.delete': {
+        const del: PreparedOp = { kind: op.kind, collection: op.collection, key: op.key };
+        if (op.expectedRevision !== undefined) del.expectedRevision = op.expectedRevision;
+        out[i] = del;
+        break;
+      }
+      default:
+        throw new TypeError(`unknown batch op kind ${JSON.stringify((op as { kind?: unknown }).kind)} at index ${i}`);
+    }
+  }
+  return out;
+}
