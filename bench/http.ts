@@ -1,0 +1,387 @@
+/**
+ * HTTP transport bench: our listener and API against bare node:http, with autocannon on loopback.
+ *
+ * Cases, in one run:
+ * 1. baseline: bare node:http echoing a 1 KB JSON POST;
+ * 2. single-block edits on a 10-block document through the API (each request its own idempotency key
+ *    and the current revision; one document per connection, so connections never fight for one revision);
+ * 3. the same on a 10,000-block document (the mutation result carries the whole document);
+ * 4. GET of a 10,000-block document (rich-json) through the API;
+ * 5. bare node:http serving a static body of the same size.
+ *
+ * Every server runs in a child process (forked from this file), so the load generator does not share
+ * its event loop. The API runs over memory storage: this measures the transport, the API and the
+ * engine, not the disk. Budget windows are 1 s and each connection has its own credential.
+ *
+ * Settings: `runHttpBench({ durationSec, connections })`, or the environment variables
+ * KW_BENCH_SECONDS (default 5) and KW_BENCH_CONNECTIONS (default 10).
+ * @module
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+
+// autocannon ships no type declarations; these are the parts used here.
+namespace autocannon {
+  export interface Request {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    setupRequest?: (req: Request, context: Record<string, unknown>) => Request;
+    onResponse?: (status: number, body: string, context: Record<string, unknown>, headers?: Record<string, string>) => void;
+  }
+  export interface Options {
+    url: string;
+    connections: number;
+    duration: number;
+    pipelining: number;
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    requests?: Request[];
+  }
+  interface Histogram {
+    average: number;
+    p50: number;
+    p99: number;
+  }
+  export interface Result {
+    requests: Histogram;
+    latency: Histogram;
+    throughput: Histogram;
+    non2xx: number;
+    errors: number;
+    timeouts: number;
+  }
+}
+const autocannon = createRequire(import.meta.url)('autocannon') as (
+  options: autocannon.Options,
+  callback: (error: Error | null, result: autocannon.Result) => void,
+) => unknown;
+
+/** Options of {@link runHttpBench}. */
+export interface HttpBenchOptions {
+  /** Seconds per case; default KW_BENCH_SECONDS or 5. */
+  durationSec?: number;
+  /** Concurrent connections; default KW_BENCH_CONNECTIONS or 10. */
+  connections?: number;
+  /** Where the table goes; default console.log. */
+  log?: (line: string) => void;
+}
+
+/** One row of the printed table. */
+export interface HttpBenchRow {
+  name: string;
+  requestsPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  mbPerSec: number;
+  non2xx: number;
+  errors: number;
+  /** Ratio to this row's baseline (req/s for edits, MB/s for the large GET); null for a baseline. */
+  ratio: number | null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers (child process side)
+
+type ServerSpec =
+  | { kind: 'bare-echo' }
+  | { kind: 'bare-static'; bytes: number }
+  | { kind: 'kw'; documents: number; blocks: number };
+
+interface DocumentLease {
+  ref: string;
+  token: string;
+  revision: string;
+  /** Block ids edits pick from (a sample for large documents). */
+  blockIds: string[];
+}
+
+interface ServerReady {
+  url: string;
+  documents?: DocumentLease[];
+  /** Size of the rich-json GET body of the first document. */
+  getBytes?: number;
+}
+
+async function bareEcho(): Promise<http.Server> {
+  return http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.byteLength });
+      res.end(body);
+    });
+  });
+}
+
+async function bareStatic(bytes: number): Promise<http.Server> {
+  const body = Buffer.from(`"${'x'.repeat(Math.max(0, bytes - 2))}"`);
+  return http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.byteLength });
+      res.end(body);
+    });
+  });
+}
+
+/** Blocks for one create mutation: `parents` paragraphs with `children` list items each (<= 256 in all). */
+function blockBatch(parents: number, children: number, tag: string) {
+  return Array.from({ length: parents }, (_, i) => ({
+    type: 'paragraph',
+    markdown: `${tag}${i}`,
+    ...(children ? { children: Array.from({ length: children }, (_, j) => ({ type: 'bulletListItem', markdown: `${j}` })) } : {}),
+  }));
+}
+
+async function kwServer(spec: { documents: number; blocks: number }): Promise<ServerReady & { close(): Promise<void> }> {
+  const [{ memoryStorage }, { createEngine }, { createApiHandler }, { listen }] = await Promise.all([
+    import('../adapters/memory/index.ts'),
+    import('../src/engine.ts'),
+    import('../src/api/handler.ts'),
+    import('../transports/http/listener.ts'),
+  ]);
+  const engine = createEngine({ storage: memoryStorage(), budgetWindowMs: 1000 });
+  const documents: DocumentLease[] = [];
+  let n = 0;
+  const key = () => `bench-setup-key-${String(++n).padStart(8, '0')}`;
+  for (let d = 0; d < spec.documents; d++) {
+    const { token, credential } = await engine.credentials.create({
+      accountId: 'bench',
+      label: `bench ${d}`,
+      scopes: ['document:create', 'document:read', 'document:write'],
+    });
+    const actor = credential.actor;
+    const created = await engine.documents.create(actor, { idempotencyKey: key(), body: { v: 1, title: `Bench ${d}` } });
+    let revision = created.document.revision;
+    const ids: string[] = [];
+    // 250 blocks per create (50 paragraphs with 4 items each) stays under the 256 affected-block limit.
+    const perBatch = spec.blocks >= 250 ? 250 : spec.blocks;
+    for (let made = 0; made < spec.blocks; made += perBatch) {
+      const blocks = perBatch === 250 ? blockBatch(50, 4, `d${d}b${made}-`) : blockBatch(perBatch, 0, `d${d}b`);
+      const out = await engine.documents.mutate(actor, created.document.documentRef, {
+        idempotencyKey: key(),
+        ifRevision: revision,
+        body: { v: 1, intent: 'bench setup', mutation: { kind: 'create', beforeBlockId: null, parentBlockId: null, blocks } },
+      });
+      revision = out.document.revision;
+      for (const id of out.receipt.affectedBlockIds) if (ids.length < 100) ids.push(id);
+    }
+    documents.push({ ref: created.document.documentRef, token, revision, blockIds: ids });
+  }
+  const listener = await listen(createApiHandler({ engine, log: () => undefined }), { host: '127.0.0.1', port: 0 });
+  let getBytes: number | undefined;
+  const first = documents[0];
+  if (first) {
+    const res = await fetch(`${listener.url}/api/v1/documents/${first.ref}`, { headers: { authorization: `Bearer ${first.token}` } });
+    getBytes = (await res.arrayBuffer()).byteLength;
+    if (res.status !== 200) throw new Error(`GET of the bench document answered ${res.status}`);
+  }
+  return {
+    url: listener.url,
+    documents,
+    ...(getBytes === undefined ? {} : { getBytes }),
+    async close() {
+      await listener.close();
+      await engine.close();
+    },
+  };
+}
+
+async function childMain(spec: ServerSpec): Promise<void> {
+  let ready: ServerReady;
+  if (spec.kind === 'kw') {
+    ready = await kwServer(spec);
+  } else {
+    const server = spec.kind === 'bare-echo' ? await bareEcho() : await bareStatic(spec.bytes);
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    ready = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  }
+  process.send!({ ready });
+  process.on('disconnect', () => process.exit(0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load generation (parent side)
+
+const SELF = fileURLToPath(import.meta.url);
+
+async function startServer(spec: ServerSpec): Promise<{ child: ChildProcess; ready: ServerReady }> {
+  const child = fork(SELF, [], { env: { ...process.env, KW_BENCH_SERVER: JSON.stringify(spec) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const ready = await new Promise<ServerReady>((done, fail) => {
+    child.once('message', (m: { ready: ServerReady }) => done(m.ready));
+    child.once('exit', (code) => fail(new Error(`bench server (${spec.kind}) exited with ${code}`)));
+  });
+  return { child, ready };
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.disconnect();
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
+function row(name: string, r: autocannon.Result, ratio: number | null): HttpBenchRow {
+  return {
+    name,
+    requestsPerSec: r.requests.average,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    mbPerSec: r.throughput.average / 1e6,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    ratio,
+  };
+}
+
+function cannon(options: autocannon.Options): Promise<autocannon.Result> {
+  return new Promise((done, fail) => {
+    autocannon(options, (error, result) => (error ? fail(error) : done(result)));
+  });
+}
+
+/**
+ * Single-block edits, one document leased per in-flight request: the request takes a free document,
+ * its current revision and a fresh idempotency key; the response returns the document with its new
+ * revision. With pipelining 1 a connection has one request in flight, and there are as many
+ * documents as connections, so no two requests ever race for one revision.
+ */
+function editRequests(documents: DocumentLease[]): autocannon.Request[] {
+  const all = documents.map((d) => ({ ...d, pick: 0, leasedAt: 0 }));
+  const free = [...all];
+  let counter = 0;
+  type Ctx = { lease?: (typeof all)[number] | undefined };
+  return [
+    {
+      method: 'POST',
+      setupRequest: (req: autocannon.Request, context: Ctx) => {
+        // A free document; should a response never arrive (reconnect, timeout), take the oldest lease.
+        const lease = free.shift() ?? all.reduce((a, b) => (a.leasedAt <= b.leasedAt ? a : b));
+        lease.leasedAt = performance.now();
+        context.lease = lease;
+        const blockId = lease.blockIds[lease.pick++ % lease.blockIds.length]!;
+        const n = ++counter;
+        return {
+          ...req,
+          path: `/api/v1/documents/${lease.ref}/mutations`,
+          headers: {
+            authorization: `Bearer ${lease.token}`,
+            'content-type': 'application/json',
+            'idempotency-key': `bench-edit-${String(n).padStart(10, '0')}`,
+            'service-if-revision': lease.revision,
+          },
+          body: JSON.stringify({
+            v: 1,
+            intent: 'bench edit',
+            mutation: { kind: 'edit', blockId, block: { type: 'paragraph', markdown: `edited ${n}` } },
+          }),
+        };
+      },
+      onResponse: (_status: number, _body: string, context: Ctx, headers?: Record<string, string>) => {
+        const lease = context.lease;
+        if (!lease) return;
+        const revision = headers?.['service-revision'];
+        if (revision) lease.revision = revision;
+        context.lease = undefined;
+        if (!free.includes(lease)) free.push(lease);
+      },
+    } as unknown as autocannon.Request,
+  ];
+}
+
+function format(rows: HttpBenchRow[]): string {
+  const header = ['case', 'req/s', 'p50 ms', 'p99 ms', 'MB/s', 'vs baseline', 'non-2xx', 'errors'];
+  const lines = rows.map((r) => [
+    r.name,
+    r.requestsPerSec.toFixed(0),
+    r.p50Ms.toFixed(2),
+    r.p99Ms.toFixed(2),
+    r.mbPerSec.toFixed(1),
+    r.ratio === null ? 'baseline' : `${(r.ratio * 100).toFixed(1)} %`,
+    String(r.non2xx),
+    String(r.errors),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const fmt = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [fmt(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(fmt)].join('\n');
+}
+
+/**
+ * Run every case and print the table (see the module comment). Takes about 5 × durationSec plus the
+ * setup of the 10,000-block documents.
+ */
+export async function runHttpBench(options: HttpBenchOptions = {}): Promise<HttpBenchRow[]> {
+  const duration = options.durationSec ?? Number(process.env.KW_BENCH_SECONDS ?? 5);
+  const connections = options.connections ?? Number(process.env.KW_BENCH_CONNECTIONS ?? 10);
+  const log = options.log ?? ((line: string) => console.log(line));
+  const rows: HttpBenchRow[] = [];
+  const base = { connections, duration, pipelining: 1 } as const;
+
+  log(`HTTP bench: ${connections} connections, ${duration} s per case, loopback, API over memory storage`);
+
+  // 1. baseline: bare node:http echoing a 1 KB JSON POST
+  const payload = JSON.stringify({ v: 1, padding: 'x'.repeat(1024 - 22) });
+  let server = await startServer({ kind: 'bare-echo' });
+  let baseline: autocannon.Result;
+  try {
+    baseline = await cannon({ ...base, url: server.ready.url, method: 'POST', headers: { 'content-type': 'application/json' }, body: payload });
+    rows.push(row('bare node:http, 1 KB JSON POST echo', baseline, null));
+  } finally {
+    await stopServer(server.child);
+  }
+
+  // 2. edits on 10-block documents
+  server = await startServer({ kind: 'kw', documents: connections, blocks: 10 });
+  try {
+    const r = await cannon({ ...base, url: server.ready.url, requests: editRequests(server.ready.documents!) });
+    rows.push(row('API edit, 10-block document', r, r.requests.average / baseline.requests.average));
+  } finally {
+    await stopServer(server.child);
+  }
+
+  // 3 + 4. edits on, and GET of, 10,000-block documents
+  server = await startServer({ kind: 'kw', documents: connections, blocks: 10_000 });
+  let getBytes = 0;
+  let get: autocannon.Result;
+  try {
+    const docs = server.ready.documents!;
+    getBytes = server.ready.getBytes ?? 0;
+    const r = await cannon({ ...base, url: server.ready.url, requests: editRequests(docs) });
+    rows.push(row('API edit, 10,000-block document', r, r.requests.average / baseline.requests.average));
+    const first = docs[0]!;
+    get = await cannon({
+      ...base,
+      url: `${server.ready.url}/api/v1/documents/${first.ref}`,
+      headers: { authorization: `Bearer ${first.token}` },
+    });
+  } finally {
+    await stopServer(server.child);
+  }
+
+  // 5. bare static body of the same size
+  server = await startServer({ kind: 'bare-static', bytes: getBytes });
+  try {
+    const s = await cannon({ ...base, url: server.ready.url });
+    rows.push(row(`bare node:http, static ${(getBytes / 1e6).toFixed(2)} MB body`, s, null));
+    rows.push(row('API GET, 10,000-block document (rich-json)', get, get.throughput.average / s.throughput.average));
+  } finally {
+    await stopServer(server.child);
+  }
+
+  log(format(rows));
+  log('vs baseline: edits compare req/s with the 1 KB echo; the GET compares MB/s with the static body of the same size.');
+  return rows;
+}
+
+if (process.env.KW_BENCH_SERVER && process.send && process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  await childMain(JSON.parse(process.env.KW_BENCH_SERVER) as ServerSpec);
+}
