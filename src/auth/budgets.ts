@@ -1,0 +1,160 @@
+/**
+ * Request budgets (decisions.md "Request budgets"): `requestBudget` requests per window; the window
+ * starts at the credential's creation and repeats every `windowMs`.
+ * @remarks Charging is synchronous and in memory: the hot path never writes storage. Dirty counters are
+ * persisted in the background at most about once a second, and on {@link BudgetLedger.flush}, so a
+ * restart keeps the count (losing at most the last second of charges on a crash). With several
+ * processes sharing one store each process counts its own requests; the persisted value is the last
+ * writer's. That is acceptable for a budget (it is a ceiling against runaway agents, not billing).
+ * @module
+ */
+import type { Clock } from '../clock.ts';
+import { ServiceError } from '../errors.ts';
+import type { Storage } from '../ports.ts';
+
+/** Storage collection of persisted counters, keyed by credentialRef. */
+export const BUDGET_COLLECTION = 'credential-budgets';
+
+/** The persisted counter of one credential. */
+interface StoredCounter {
+  v: 1;
+  /** Start of the window the count belongs to (epoch ms). */
+  windowStart: number;
+  used: number;
+}
+
+interface Counter {
+  windowStart: number;
+  used: number;
+}
+
+/** What the ledger needs to know of a credential. */
+export interface Budgeted {
+  credentialRef: string;
+  createdAt: number;
+  requestBudget: number;
+}
+
+/** Where a credential stands in its current window. */
+export interface BudgetStatus {
+  limit: number;
+  remaining: number;
+  windowStart: number;
+  windowEnd: number;
+}
+
+/** In-memory budget counters with background persistence. */
+export interface BudgetLedger {
+  /** Load the persisted counter of a credential once; charges before that start from zero. */
+  load(credential: Budgeted): Promise<void>;
+  /** Count one request. Throws RATE_LIMITED (retryAfterMs: time to the window end) when spent. */
+  charge(credential: Budgeted): BudgetStatus;
+  /** The current standing, without charging. */
+  status(credential: Budgeted): BudgetStatus;
+  /** Persist every dirty counter now. */
+  flush(): Promise<void>;
+}
+
+/** Create a {@link BudgetLedger}. */
+export function createBudgetLedger(storage: Storage, clock: Clock, windowMs: number, persistEveryMs = 1000): BudgetLedger {
+  if (!(windowMs > 0)) throw new RangeError('budgetWindowMs must be positive');
+  const counters = new Map<string, Counter>();
+  const loaded = new Set<string>();
+  const dirty = new Set<string>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let writing: Promise<void> = Promise.resolve();
+
+  function windowStartOf(c: Budgeted, now: number): number {
+    const elapsed = now - c.createdAt;
+    if (elapsed <= 0) return c.createdAt;
+    return c.createdAt + Math.floor(elapsed / windowMs) * windowMs;
+  }
+
+  function current(c: Budgeted, now: number): Counter {
+    const start = windowStartOf(c, now);
+    let counter = counters.get(c.credentialRef);
+    if (!counter) {
+      counter = { windowStart: start, used: 0 };
+      counters.set(c.credentialRef, counter);
+    } else if (counter.windowStart !== start) {
+      counter.windowStart = start;
+      counter.used = 0;
+    }
+    return counter;
+  }
+
+  function statusOf(c: Budgeted, counter: Counter): BudgetStatus {
+    return {
+      limit: c.requestBudget,
+      remaining: Math.max(0, c.requestBudget - counter.used),
+      windowStart: counter.windowStart,
+      windowEnd: counter.windowStart + windowMs,
+    };
+  }
+
+  function schedule(): void {
+    if (timer) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void persist();
+    }, persistEveryMs);
+    (timer as { unref?: () => void }).unref?.();
+  }
+
+  function persist(): Promise<void> {
+    writing = writing.then(async () => {
+      if (dirty.size === 0) return;
+      const refs = [...dirty];
+      dirty.clear();
+      const ops = refs.map((ref) => {
+        const c = counters.get(ref)!;
+        const value: StoredCounter = { v: 1, windowStart: c.windowStart, used: c.used };
+        return { kind: 'record.put' as const, collection: BUDGET_COLLECTION, key: ref, value };
+      });
+      try {
+        await storage.commit(ops);
+      } catch {
+        // Keep the counters dirty; the next charge (or flush) tries again.
+        for (const ref of refs) dirty.add(ref);
+      }
+    });
+    return writing;
+  }
+
+  return {
+    async load(c) {
+      if (loaded.has(c.credentialRef)) return;
+      const stored = await storage.getRecord<StoredCounter>(BUDGET_COLLECTION, c.credentialRef);
+      if (loaded.has(c.credentialRef)) return;
+      loaded.add(c.credentialRef);
+      const counter = current(c, clock.now());
+      if (stored && stored.value.windowStart === counter.windowStart) {
+        counter.used = Math.max(counter.used, stored.value.used);
+      }
+    },
+    charge(c) {
+      const now = clock.now();
+      const counter = current(c, now);
+      if (counter.used >= c.requestBudget) {
+        const retryAfterMs = counter.windowStart + windowMs - now;
+        throw new ServiceError('RATE_LIMITED', `The request budget of this credential (${c.requestBudget} requests per window) is spent; retry after the window ends.`, {
+          retryAfterMs,
+        });
+      }
+      counter.used++;
+      dirty.add(c.credentialRef);
+      schedule();
+      return statusOf(c, counter);
+    },
+    status(c) {
+      return statusOf(c, current(c, clock.now()));
+    },
+    async flush() {
+      if (timer) {
+        clearTimeout(timer);
+        timer = null;
+      }
+      await persist();
+    },
+  };
+}

@@ -1,0 +1,268 @@
+/**
+ * The node:http listener: maps node's request/response to the plain edge ({@link PlainRequest} →
+ * {@link PlainResponse}) and back, and nothing else.
+ * @remarks Kept lean for throughput: no WHATWG Request/Response, no URL object, one header object per
+ * request, the AbortSignal created only when the handler asks for it, and Content-Length computed
+ * for complete bodies so node does not fall back to chunked encoding.
+ * @module
+ */
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { MAX_REQUEST_BODY, type Handler, type PlainRequest, type PlainResponse } from '../../src/api/types.ts';
+
+/** Options of {@link listen}. */
+export interface ListenOptions {
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 0 (a free port). */
+  port?: number;
+  /** Request body limit; default 256 KB (the contract's). */
+  maxBodyBytes?: number;
+  /** How long {@link Listening.close} waits for in-flight requests before cutting connections; default 10 s. */
+  closeTimeoutMs?: number;
+}
+
+/** A running listener. */
+export interface Listening {
+  /** `http://host:port` */
+  url: string;
+  port: number;
+  server: http.Server;
+  /**
+   * Graceful close: stop accepting, let in-flight requests finish (streams are aborted), close idle
+   * keep-alive sockets; after `closeTimeoutMs` remaining connections are cut.
+   */
+  close(): Promise<void>;
+}
+
+/** After a too-large body was answered, how much more of it is read and discarded before the socket is cut. */
+const DRAIN_LIMIT = 4 * 1024 * 1024;
+const EMPTY_HEADERS_ERROR = 'handler returned no response';
+
+/** Headers as one lowercase-keyed object; repeated headers are joined with ', '. */
+function headerMap(raw: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    const prev = out[name];
+    out[name] = prev === undefined ? raw[i + 1]! : `${prev}, ${raw[i + 1]!}`;
+  }
+  return out;
+}
+
+function hasBody(headers: Record<string, string>): boolean {
+  const length = headers['content-length'];
+  return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Serve `handler` over node:http.
+ * @example
+ * const { url, close } = await listen(createApiHandler({ engine }), { port: 0 });
+ */
+export async function listen(handler: Handler, options: ListenOptions = {}): Promise<Listening> {
+  const maxBody = options.maxBodyBytes ?? MAX_REQUEST_BODY;
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  let closing = false;
+  /** Abort controllers of in-flight requests whose handler took a signal (event streams). */
+  const streams = new Set<AbortController>();
+
+  const server = http.createServer(
+    {
+      headersTimeout: 20_000,
+      requestTimeout: 60_000,
+      keepAliveTimeout: 5_000,
+      noDelay: true,
+    },
+    (req, res) => {
+      onRequest(req, res).catch((error: unknown) => {
+        // Reached when the client left mid-body or writing the response failed; the handler never throws.
+        if (req.socket.destroyed) return;
+        if (!res.headersSent) {
+          res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+          res.end(`{"error":{"code":"INTERNAL_ERROR","message":"The response could not be written.","retryable":true}}`);
+        } else res.destroy(error instanceof Error ? error : undefined);
+      });
+    },
+  );
+
+  async function readBody(req: http.IncomingMessage, declaredLength: string | undefined): Promise<{ body: Uint8Array | null; tooLarge: boolean }> {
+    const declared = Number(declaredLength);
+    if (declared > maxBody) return { body: null, tooLarge: true };
+    const chunks: Buffer[] = [];
+    let size = 0;
+    return new Promise((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > maxBody) {
+          req.off('data', onData);
+          req.off('end', onEnd);
+          chunks.length = 0;
+          resolve({ body: null, tooLarge: true });
+          return;
+        }
+        chunks.push(chunk);
+      };
+      const onEnd = () => {
+        resolve({ body: chunks.length === 0 ? new Uint8Array(0) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), tooLarge: false });
+      };
+      req.on('data', onData);
+      req.on('end', onEnd);
+      req.on('error', reject);
+      req.on('close', () => {
+        if (!req.complete) reject(new Error('client went away before sending the whole body'));
+      });
+    });
+  }
+
+  /** Discard the rest of an oversized body so the client can read our answer, then cut the socket. */
+  function drainAndClose(req: http.IncomingMessage, res: http.ServerResponse): void {
+    let drained = 0;
+    const socket = req.socket;
+    const cut = () => socket.destroy();
+    if (req.complete) return;
+    req.on('data', (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > DRAIN_LIMIT) cut();
+    });
+    req.resume();
+    res.on('finish', () => {
+      if (req.complete) return;
+      const timer = setTimeout(cut, 2_000);
+      timer.unref();
+      req.on('end', () => clearTimeout(timer));
+    });
+  }
+
+  async function onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const headers = headerMap(req.rawHeaders);
+    let body: Uint8Array | null = null;
+    let tooLarge = false;
+    if (hasBody(headers)) {
+      ({ body, tooLarge } = await readBody(req, headers['content-length']));
+      if (tooLarge) drainAndClose(req, res);
+    }
+    let controller: AbortController | null = null;
+    const plain: PlainRequest = {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers,
+      body,
+      get signal(): AbortSignal {
+        if (controller === null) {
+          const c = (controller = new AbortController());
+          streams.add(c);
+          res.once('close', () => {
+            streams.delete(c);
+            if (!res.writableFinished) c.abort();
+          });
+          if (closing) c.abort();
+        }
+        return controller.signal;
+      },
+    };
+    if (tooLarge) plain.bodyTooLarge = true;
+    const remote = req.socket.remoteAddress;
+    if (remote !== undefined) plain.remoteAddress = remote;
+
+    const response = await handler(plain);
+    if (!response) throw new Error(EMPTY_HEADERS_ERROR);
+    if (tooLarge || closing) response.headers.connection = 'close';
+    if (response.stream) await writeStream(req, res, response);
+    else writeComplete(req, res, response);
+  }
+
+  function writeComplete(req: http.IncomingMessage, res: http.ServerResponse, response: PlainResponse): void {
+    const { body, headers } = response;
+    if (body === undefined || req.method === 'HEAD' || response.status === 204 || response.status === 304) {
+      if (body !== undefined && headers['content-length'] === undefined) {
+        headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+      } else if (body === undefined && headers['content-length'] === undefined && response.status !== 204 && response.status !== 304) {
+        headers['content-length'] = '0';
+      }
+      res.writeHead(response.status, headers);
+      res.end();
+      return;
+    }
+    headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    res.writeHead(response.status, headers);
+    res.end(body);
+  }
+
+  async function writeStream(req: http.IncomingMessage, res: http.ServerResponse, response: PlainResponse): Promise<void> {
+    res.writeHead(response.status, response.headers);
+    res.flushHeaders();
+    const iterator = response.stream![Symbol.asyncIterator]();
+    const gone = () => res.destroyed || res.writableEnded;
+    try {
+      while (!gone()) {
+        const next = await iterator.next();
+        if (next.done) break;
+        if (gone()) break;
+        if (!res.write(next.value)) {
+          await new Promise<void>((resolve) => {
+            const done = () => {
+              res.off('drain', done);
+              res.off('close', done);
+              resolve();
+            };
+            res.on('drain', done);
+            res.on('close', done);
+          });
+        }
+      }
+    } catch {
+      // A failing stream cannot change the status any more: cut the connection so the client sees it.
+      res.destroy();
+      return;
+    } finally {
+      if (gone()) await iterator.return?.();
+    }
+    if (req.method !== 'HEAD' || !gone()) res.end();
+  }
+
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (!socket.writable || error.code === 'ECONNRESET') {
+      socket.destroy();
+      return;
+    }
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+  });
+
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+
+  let closed: Promise<void> | null = null;
+  return {
+    url: `http://${urlHost}:${port}`,
+    port,
+    server,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        closing = true;
+        for (const c of streams) c.abort();
+        const timer = setTimeout(() => server.closeAllConnections(), closeTimeoutMs);
+        timer.unref();
+        // Idle keep-alive sockets are closed now; busy ones close after their response (Connection: close).
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
+        idle.unref();
+        server.close(() => {
+          clearTimeout(timer);
+          clearInterval(idle);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      return closed;
+    },
+  };
+}
