@@ -14,7 +14,7 @@ import { createEngine, type Engine } from '../src/engine.ts';
 import { sha256Hex } from '../src/hash.ts';
 import type { Storage } from '../src/ports.ts';
 
-const SECONDS = Number(process.env.BENCH_SECONDS ?? 1);
+const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 1);
 const actor: Actor = { accountId: 'bench', credentialRef: null, documentRef: null };
 let keySeq = 0;
 const key = () => `bench-key-${(++keySeq).toString(36).padStart(10, '0')}`;
@@ -22,13 +22,32 @@ const key = () => `bench-key-${(++keySeq).toString(36).padStart(10, '0')}`;
 type Op = 'edit' | 'create' | 'move' | 'delete';
 const OPS: Op[] = ['edit', 'create', 'move', 'delete'];
 
-/** Run `fn` repeatedly for about SECONDS and return operations per second. */
-async function rate(fn: (i: number) => unknown, max = Infinity): Promise<number> {
-  for (let i = 0; i < 20; i++) await fn(-1 - i); // warm-up
-  const start = performance.now();
+/**
+ * Run `fn` repeatedly for about SECONDS of its own time and return operations per second. When
+ * `needsRefill()` says so, `refill()` runs outside the timed sections (deletes need blocks to delete,
+ * creates need room under the 10,000-block bound).
+ */
+async function rate(fn: () => unknown, needsRefill?: () => boolean, refill?: () => Promise<void> | void): Promise<number> {
+  const ensure = async () => {
+    if (needsRefill?.() && refill) await refill();
+  };
+  for (let i = 0; i < 20; i++) {
+    await ensure();
+    await fn(); // warm-up
+  }
+  let spent = 0;
   let n = 0;
-  while (n < max && performance.now() - start < SECONDS * 1000) await fn(n++);
-  return n / ((performance.now() - start) / 1000);
+  const wall = performance.now();
+  while (spent < SECONDS * 1000 && performance.now() - wall < SECONDS * 5000) {
+    await ensure();
+    const t = performance.now();
+    for (let i = 0; i < 16 && !needsRefill?.(); i++) {
+      await fn();
+      n++;
+    }
+    spent += performance.now() - t;
+  }
+  return n / (spent / 1000);
 }
 
 /** Raw Yjs: the same block records in a Y.Map, one transact per operation, update captured. */
@@ -36,29 +55,43 @@ function rawYjs(size: number) {
   const doc = new Y.Doc();
   const map = doc.getMap<Record<string, unknown>>('blocks');
   const ids: string[] = [];
-  doc.transact(() => {
-    for (let i = 0; i < size; i++) {
-      const id = `b${i}`;
-      ids.push(id);
-      map.set(id, { t: 'paragraph', p: null, o: `a${i.toString(36).padStart(4, '0')}`, md: `Block ${i} with some **text** in it.` });
-    }
-  });
+  let seq = 0;
+  const add = (n: number) =>
+    doc.transact(() => {
+      for (let i = 0; i < n; i++) {
+        const id = `b${seq++}`;
+        ids.push(id);
+        map.set(id, { t: 'paragraph', p: null, o: `a${seq.toString(36).padStart(4, '0')}`, md: `Block ${seq} with some **text** in it.` });
+      }
+    });
+  add(size);
   let last: Uint8Array | null = null;
   doc.on('update', (u: Uint8Array) => {
     last = u;
   });
-  let seq = 0;
   const op = (kind: Op) => {
     doc.transact(() => {
-      const id = ids[seq++ % ids.length]!;
+      seq++;
+      const id = ids[seq % ids.length]!;
       if (kind === 'edit') map.set(id, { ...map.get(id)!, md: `Edited ${seq} with some **text**.` });
       else if (kind === 'move') map.set(id, { ...map.get(id)!, o: `z${seq}` });
-      else if (kind === 'create') map.set(`n${seq}`, { t: 'paragraph', p: null, o: `y${seq}`, md: 'New block.' });
-      else map.delete(id);
+      else if (kind === 'create') {
+        const nid = `n${seq}`;
+        ids.push(nid);
+        map.set(nid, { t: 'paragraph', p: null, o: `y${seq}`, md: 'New block.' });
+      } else map.delete(ids.pop()!);
     });
     return last;
   };
-  return op;
+  return {
+    op,
+    size: () => ids.length,
+    refill: () => add(size - ids.length),
+    trim: (to: number) =>
+      doc.transact(() => {
+        while (ids.length > to) map.delete(ids.pop()!);
+      }),
+  };
 }
 
 async function buildDocument(engine: Engine, size: number): Promise<{ ref: string; revision: string; ids: string[] }> {
@@ -111,25 +144,61 @@ function table(rows: string[][]): void {
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
 }
 
-/** Engine vs raw Yjs on 10, 1,000 and 10,000 blocks, memory adapter. */
-async function throughput(makeStorage: () => Promise<Storage>, label: string, sizes: number[]): Promise<string[][]> {
+/** Engine vs raw Yjs on documents of the given sizes. */
+async function throughput(makeStorage: () => Promise<Storage>, label: string, sizes: number[], ops: Op[] = OPS): Promise<string[][]> {
   const rows: string[][] = [];
   for (const size of sizes) {
-    for (const kind of OPS) {
-      const raw = rawYjs(size);
-      const rawRate = await rate(() => raw(kind), kind === 'delete' ? size - 30 : Infinity);
+    for (const kind of ops) {
+      // Deletes run from `size` down to `low`, creates from `low` up to `size` (the 10,000-block
+      // bound leaves no room above), refilled or trimmed outside the timed sections.
+      const low = size - Math.min(Math.floor(size / 2), 500);
+      const high = size;
+      const raw = rawYjs(kind === 'create' ? low : size);
+      const rawRate =
+        kind === 'delete'
+          ? await rate(() => raw.op(kind), () => raw.size() <= low, raw.refill)
+          : kind === 'create'
+            ? await rate(() => raw.op(kind), () => raw.size() >= high, () => raw.trim(low))
+            : await rate(() => raw.op(kind));
       const storage = await makeStorage();
       const engine = createEngine({ storage });
-      // Creates need room under the 10,000-block bound; deletes need blocks to delete.
-      const startSize = kind === 'create' && size >= 10_000 ? size - 3000 : size;
-      const state = await buildDocument(engine, startSize);
+      const state = await buildDocument(engine, kind === 'create' ? low : size);
       const op = engineOp(engine, state, kind);
-      const engineRate = await rate(op, kind === 'delete' ? startSize - 30 : kind === 'create' ? 10_000 - startSize - 30 : Infinity);
+      let engineRate: number;
+      if (kind === 'delete') engineRate = await rate(op, () => state.ids.length <= low, () => refill(engine, state, size));
+      else if (kind === 'create') engineRate = await rate(op, () => state.ids.length >= high, () => trim(engine, state, low));
+      else engineRate = await rate(op);
       await engine.close();
       rows.push([`${label} ${kind}`, fmt(size), fmt(rawRate), fmt(engineRate), `${((engineRate / rawRate) * 100).toFixed(1)}%`]);
     }
   }
   return rows;
+}
+
+async function refill(engine: Engine, state: { ref: string; revision: string; ids: string[] }, size: number): Promise<void> {
+  while (state.ids.length < size) {
+    const n = Math.min(50, size - state.ids.length);
+    const blocks = Array.from({ length: n }, () => ({ type: 'paragraph', markdown: 'Refill block.' }));
+    const out = await engine.documents.mutate(actor, state.ref, {
+      idempotencyKey: key(),
+      ifRevision: state.revision,
+      body: { v: 1, intent: 'refill', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks } },
+    });
+    state.revision = out.document.revision;
+    state.ids.push(...out.receipt.affectedBlockIds);
+  }
+}
+
+async function trim(engine: Engine, state: { ref: string; revision: string; ids: string[] }, size: number): Promise<void> {
+  while (state.ids.length > size) {
+    const blockIds = state.ids.splice(Math.max(size, state.ids.length - 64));
+    const out = await engine.documents.mutate(actor, state.ref, {
+      idempotencyKey: key(),
+      ifRevision: state.revision,
+      body: { v: 1, intent: 'trim', mutation: { kind: 'delete', blockIds } },
+    });
+    state.revision = out.document.revision;
+  }
 }
 
 /** The 10,000-block edit target: engine edit vs (raw Yjs edit + one SHA-256 pass over the document). */
@@ -140,7 +209,7 @@ async function largeEditBudget(): Promise<void> {
   const read = await engine.documents.read(actor, state.ref);
   const json = read.format === 'rich-json' ? read.document.documentJson : '';
   const raw = rawYjs(10_000);
-  const rawEdit = 1 / (await rate(() => raw('edit')));
+  const rawEdit = 1 / (await rate(() => raw.op('edit')));
   const hash = 1 / (await rate(() => sha256Hex(json)));
   const edit = 1 / (await rate(engineOp(engine, state, 'edit')));
   const budget = 3 * (rawEdit + hash);
@@ -160,12 +229,12 @@ async function durability(): Promise<void> {
     const bare = await rate(() => {
       writeSync(fd, line);
       fdatasyncSync(fd);
-    }, 5000);
+    });
     closeSync(fd);
     const storage = await lowdbStorage({ dir: join(dir, 'db') });
     const engine = createEngine({ storage });
     const one = await buildDocument(engine, 10);
-    const single = await rate(engineOp(engine, one, 'edit'), 5000);
+    const single = await rate(engineOp(engine, one, 'edit'));
     const docs = await Promise.all(Array.from({ length: 64 }, () => buildDocument(engine, 10)));
     const ops = docs.map((d) => engineOp(engine, d, 'edit'));
     const start = performance.now();
@@ -208,9 +277,16 @@ async function heap(): Promise<void> {
 
 /** Run every mutation benchmark and print the tables. */
 export async function runMutationBench(): Promise<void> {
-  console.log(`Mutation throughput, ${SECONDS}s per case (BENCH_SECONDS to change)\n`);
+  console.log(`Mutation throughput, ${SECONDS}s per case (KW_BENCH_SECONDS to change)\n`);
   const rows = [['case', 'blocks', 'raw Yjs ops/s', 'engine ops/s', 'engine/raw']];
   rows.push(...(await throughput(async () => memoryStorage(), 'memory', [10, 1000, 10_000])));
+  const dir = mkdtempSync(join(tmpdir(), 'kw-bench-'));
+  let n = 0;
+  try {
+    rows.push(...(await throughput(() => lowdbStorage({ dir: join(dir, `db${n++}`) }), 'lowdb', [10, 1000, 10_000])));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
   table(rows);
   console.log('target: 10-block document ≥ 25% of raw Yjs');
   await largeEditBudget();

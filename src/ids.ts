@@ -62,32 +62,36 @@ export interface IdSource {
 const HEX = '0123456789abcdef';
 const B36 = '0123456789abcdefghijklmnopqrstuvwxyz';
 
-function fromBytes(bytes: Uint8Array, alphabet: string, length: number): string {
-  let out = '';
-  // 256 % 16 == 0, and 252 = 7 * 36, so rejecting bytes >= 252 keeps base36 unbiased.
-  const limit = alphabet.length === 16 ? 256 : 252;
-  for (let i = 0; i < bytes.length && out.length < length; i++) {
-    const b = bytes[i]!;
-    if (b < limit) out += alphabet[b % alphabet.length];
+/**
+ * Random bytes drawn from a pool refilled by the web-standard `crypto.getRandomValues`.
+ * @remarks One `getRandomValues` call costs microseconds on Node; a mutation mints several ids, so
+ * the pool amortises it over 4 KiB.
+ */
+const pool = new Uint8Array(4096);
+let poolAt = pool.length;
+function randomByte(): number {
+  if (poolAt >= pool.length) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
   }
-  return out;
+  return pool[poolAt++]!;
 }
 
-/** Cryptographically random ids from the web-standard `crypto.getRandomValues`. */
+/** Cryptographically random ids (see {@link randomByte}). */
 export const randomIds: IdSource = {
   hex(length) {
-    const bytes = new Uint8Array(Math.ceil(length / 2));
-    crypto.getRandomValues(bytes);
     let out = '';
-    for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]! >> 4]! + HEX[bytes[i]! & 15]!;
+    while (out.length < length) {
+      const b = randomByte();
+      out += HEX[b >> 4]! + HEX[b & 15]!;
+    }
     return out.slice(0, length);
   },
   base36(length) {
     let out = '';
     while (out.length < length) {
-      const bytes = new Uint8Array(length * 2);
-      crypto.getRandomValues(bytes);
-      out += fromBytes(bytes, B36, length - out.length);
+      const b = randomByte();
+      if (b < 252) out += B36[b % 36]; // 252 = 7 * 36 keeps base36 unbiased
     }
     return out;
   },

@@ -235,9 +235,10 @@ edge('a missing scope is 403 FORBIDDEN and is not charged', async ({ s }) => {
   assert.is(r.headers['x-service-requests-remaining'], '10');
   assertError(await s.req('/api/v1/documents', { method: 'POST', token: cred.token, body: { v: 1, title: 't' } }), 403, 'FORBIDDEN');
   assertError(await s.req('/api/v1/research-jobs', { token: cred.token }), 403, 'FORBIDDEN');
-  assertError(await s.req('/api/v1/search', { method: 'POST', token: cred.token, body: {} }), 403, 'FORBIDDEN');
-  assertError(await s.req(`/api/v1/reviews/krvw_${'0'.repeat(48)}`, { token: cred.token }), 403, 'FORBIDDEN');
   assertError(await s.req('/api/v1/proposals', { method: 'POST', token: cred.token, body: proposal() }), 403, 'FORBIDDEN');
+  // Activation-blocked surfaces answer 503 to every authenticated request, whatever its scopes.
+  assertError(await s.req('/api/v1/search', { method: 'POST', token: cred.token, body: {} }), 503, 'TEMPORARILY_UNAVAILABLE');
+  assertError(await s.req(`/api/v1/reviews/krvw_${'0'.repeat(48)}`, { token: cred.token }), 503, 'TEMPORARILY_UNAVAILABLE');
   const p = await s.req('/api/v1/auth', { token: cred.token });
   assert.is(p.json.data.remainingBudget, 9, 'only GET /auth was charged');
 });
@@ -593,7 +594,7 @@ budgets('requestBudget 3: three requests pass, the fourth is 429 RATE_LIMITED wi
     assert.is(r.json.error.retryable, true);
     assert.is(r.headers['x-service-requests-remaining'], '0');
     // free operations stay free and answer their own status
-    assertError(await s.req('/api/v1/search', { method: 'POST', token: cred.token, body: {} }), 403, 'FORBIDDEN');
+    assertError(await s.req('/api/v1/search', { method: 'POST', token: cred.token, body: {} }), 503, 'TEMPORARILY_UNAVAILABLE');
     clock.advance(45_000);
     const after = await s.req('/api/v1/auth', { token: cred.token });
     assert.is(after.status, 200);

@@ -5,8 +5,8 @@
  * 2. route: unknown path → 404 NOT_FOUND, known path without the method → 405 with `Allow`;
  * 3. `X-Request-Id` (16-128 letters, digits, `_`, `-`) → else 400;
  * 4. authentication (bearer or operator key) → 401 AUTH_REQUIRED;
- * 5. scope → 403 FORBIDDEN;
- * 6. activation switch → 503, no budget charged;
+ * 5. activation switch → 503, no budget charged (every authenticated request, whatever its scopes);
+ * 6. scope → 403 FORBIDDEN;
  * 7. budget charge → 429 RATE_LIMITED with Retry-After;
  * 8. body over 256 KB → 400; JSON body (Content-Type, UTF-8, syntax) → 400 with field `$`;
  * 9. the operation.
@@ -205,19 +205,22 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
       if (m === null) throw authRequired('This operation needs a bearer token: Authorization: Bearer <token>.');
       const credential = await engine.credentials.authenticate(m[1]!);
       ctx.credential = credential;
-      const missing = missingScope(op, credential);
-      if (missing !== null) throw new ServiceError('FORBIDDEN', `This credential lacks the scope ${missing}.`);
     } else if (op.auth === 'operator') {
       const m = authorization === undefined ? null : BEARER.exec(authorization);
       if (!operatorKey) throw authRequired('The operator API is disabled: this server has no operator key.');
       if (m === null || !constantTimeEqual(m[1]!, operatorKey)) throw authRequired('The operator API needs Authorization: Bearer <operator key>.');
     }
 
+    // "Activation-blocked operations answer 503 to every authenticated request": before the scope.
     if (op.activation !== undefined) {
       const state = await ctx.activation();
       if (!state[op.activation]) {
         throw activationBlocked(SURFACE_NAMES[op.activation]);
       }
+    }
+    if (ctx.credential) {
+      const missing = missingScope(op, ctx.credential);
+      if (missing !== null) throw new ServiceError('FORBIDDEN', `This credential lacks the scope ${missing}.`);
     }
 
     if (op.charge === 'before') ctx.charge();

@@ -123,6 +123,20 @@ function refuse(tokens: Token[], references: boolean): { ok: false; message: str
  * everything else is one `md.parse` and a walk over its tokens (one shared MarkdownIt instance).
  */
 export function parseInline(markdown: string): InlineResult {
+  // A block's Markdown is parsed when the mutation is validated and again when the block is
+  // rendered: remember the last few results (they are never mutated by callers).
+  const hit = recent.get(markdown);
+  if (hit !== undefined) return hit;
+  const result = parseUncached(markdown);
+  if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!);
+  recent.set(markdown, result);
+  return result;
+}
+
+const RECENT_MAX = 64;
+const recent = new Map<string, InlineResult>();
+
+function parseUncached(markdown: string): InlineResult {
   const trimmed = markdown.trim();
   if (trimmed === '') return { ok: true, content: [], citations: [] };
   if (PLAIN.test(trimmed) && !LIST_START.test(trimmed) && plainEdges(markdown, trimmed)) {

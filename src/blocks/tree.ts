@@ -56,11 +56,16 @@ export class BlockTree {
   private readonly nodes = new Map<string, Node>();
   private readonly root: string[] = [];
   private docJson: string | null = null;
+  private lastUpdate: Uint8Array | null = null;
 
   private constructor(doc: Y.Doc) {
     this.doc = doc;
     this.map = doc.getMap<BlockRecord>(BLOCKS_KEY);
     this.rebuildIndex();
+    // One listener for the tree's life: registering one per apply costs more than the edit.
+    doc.on('update', (update: Uint8Array) => {
+      this.lastUpdate = update;
+    });
   }
 
   /** An empty tree. */
@@ -172,21 +177,14 @@ export class BlockTree {
    * @remarks The caller has validated the plan against this exact state; apply never fails half-way.
    */
   apply(writes: BlockWrite[], origin: string): Uint8Array | null {
-    let update: Uint8Array | null = null;
-    const capture = (u: Uint8Array) => {
-      update = u;
-    };
-    this.doc.on('update', capture);
-    try {
-      this.doc.transact(() => {
-        for (const w of writes) {
-          if (w.rec === null) this.map.delete(w.id);
-          else this.map.set(w.id, w.rec);
-        }
-      }, origin);
-    } finally {
-      this.doc.off('update', capture);
-    }
+    this.lastUpdate = null;
+    this.doc.transact(() => {
+      for (const w of writes) {
+        if (w.rec === null) this.map.delete(w.id);
+        else this.map.set(w.id, w.rec);
+      }
+    }, origin);
+    const update = this.lastUpdate;
     for (const w of writes) this.reindex(w);
     this.docJson = null;
     return update;

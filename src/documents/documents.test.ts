@@ -311,6 +311,21 @@ test('the outline is bounded at 10,000 blocks', async () => {
   assert.is((await engine.documents.head(alice, ref)).version, 51);
 });
 
+test('a mutation that would push the document past the 2 MB response limit is refused and changes nothing', async () => {
+  const engine = testEngine();
+  const { ref } = await newDocument(engine, alice);
+  let rev = (await engine.documents.head(alice, ref)).revision;
+  const big = (n: number) => Array.from({ length: n }, () => para('x'.repeat(40_000)));
+  const out = await mutate(engine, alice, ref, rev, { kind: 'create', beforeBlockId: null, parentBlockId: null, blocks: big(45) });
+  rev = out.document.revision;
+  const e = await errorOf(mutate(engine, alice, ref, rev, { kind: 'create', beforeBlockId: null, parentBlockId: null, blocks: big(10) }));
+  assert.is(e.code, 'CONFLICT');
+  assert.match(e.message, /2 MB/);
+  const read = await engine.documents.read(alice, ref);
+  assert.is(read.version, 2);
+  if (read.format === 'rich-json') assert.is(richIds(read.document.documentJson).length, 45);
+});
+
 test('markdown and blocks representations agree with rich-json', async () => {
   const engine = testEngine();
   const { ref, revision } = await newDocument(engine, alice);

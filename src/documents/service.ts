@@ -34,11 +34,14 @@ import type {
 interface Loaded {
   head: DocumentHead;
   tree: BlockTree;
-  /** Updates logged since the stored snapshot, to decide when to compact. */
+  /** Updates (count and bytes) logged since the stored snapshot, and the snapshot's size. */
   logCount: number;
+  logBytes: number;
+  snapshotBytes: number;
   view: DocumentView | null;
   blocks: FlatBlock[] | null;
   markdown: { markdown: string; losses: { blockId: string; reason: string }[] } | null;
+  createdIso?: string;
 }
 
 interface CreateResult {
@@ -49,7 +52,13 @@ interface CreateResult {
 export interface DocumentsOptions {
   /** How many documents stay loaded in memory (least recently used are dropped). Default 256. */
   cacheSize?: number;
-  /** Compact a document's log into its snapshot after this many updates. Default 256. */
+  /**
+   * Compact a document's log into its snapshot once the log outweighs the snapshot and holds at least
+   * this many bytes (default 256 KiB), or after `compactEvery` updates (default 4096), whichever first.
+   * @remarks Encoding a snapshot costs time proportional to the document; tying it to the log's size
+   * keeps its amortised cost per mutation small, while replay on load stays bounded.
+   */
+  compactEveryBytes?: number;
   compactEvery?: number;
 }
 
@@ -60,6 +69,9 @@ export interface DocumentsServiceImpl extends DocumentsService {
 }
 
 const FORMATS = new Set(['rich-json', 'blocks', 'markdown']);
+/** Room left in the 2 MB response limit for the envelope and receipt around the document JSON. */
+const MAX_DOCUMENT_JSON_BYTES = 2 * 1024 * 1024 - 16 * 1024;
+const utf8 = new TextEncoder();
 const REVISION = /^([a-f0-9]{48})\.([1-9]\d{0,15})$/;
 
 /** The opaque Service-Revision of a document version: unique per document and version. */
@@ -71,7 +83,10 @@ export function revisionOf(documentRef: string, version: number): string {
 export function createDocumentsService(deps: EngineDeps, options: DocumentsOptions = {}): DocumentsServiceImpl {
   const { storage, clock, refs, sha256 } = deps;
   const cacheSize = options.cacheSize ?? 256;
-  const compactEvery = options.compactEvery ?? 256;
+  const compactEvery = options.compactEvery ?? 4096;
+  const compactEveryBytes = options.compactEveryBytes ?? 256 * 1024;
+  const dueForCompaction = (l: Loaded) =>
+    l.logCount >= compactEvery || (l.logBytes >= compactEveryBytes && l.logBytes >= l.snapshotBytes);
   const cache = new Map<string, Loaded>();
   const locks = new KeyedLock();
   const idem = new IdempotencyStore(storage);
@@ -106,6 +121,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
         cached.head = head;
         cached.view = cached.blocks = cached.markdown = null;
         cached.logCount += updates.length;
+        for (const u of updates) cached.logBytes += u.update.byteLength;
         return cached;
       }
     }
@@ -115,6 +131,8 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       head: stored.head,
       tree: BlockTree.load(stored.snapshot, stored.updates.map((u) => u.update)),
       logCount: stored.updates.length,
+      logBytes: stored.updates.reduce((n, u) => n + u.update.byteLength, 0),
+      snapshotBytes: stored.snapshot.byteLength,
       view: null,
       blocks: null,
       markdown: null,
@@ -138,7 +156,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       browserHref: browserHref(h.documentRef),
       documentJson: loaded.tree.json(),
       revision: revisionOf(h.documentRef, h.version),
-      createdAt: isoTimestamp(h.createdAt),
+      createdAt: (loaded.createdIso ??= isoTimestamp(h.createdAt)),
       updatedAt: isoTimestamp(h.updatedAt),
     };
     return loaded.view;
@@ -172,10 +190,14 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
   function compactLater(ref: string): void {
     const task = locks.run(ref, async () => {
       const loaded = cache.get(ref);
-      if (!loaded || loaded.logCount < compactEvery) return;
+      if (!loaded || !dueForCompaction(loaded)) return;
       const version = loaded.head.version;
-      await storage.commit([{ kind: 'document.compact', documentRef: ref, snapshotVersion: version, snapshot: loaded.tree.snapshot() }]);
-      if (cache.get(ref) === loaded) loaded.logCount = 0;
+      const snapshot = loaded.tree.snapshot();
+      await storage.commit([{ kind: 'document.compact', documentRef: ref, snapshotVersion: version, snapshot }]);
+      if (cache.get(ref) === loaded) {
+        loaded.logCount = loaded.logBytes = 0;
+        loaded.snapshotBytes = snapshot.byteLength;
+      }
     });
     background.add(task);
     void task.catch(() => cache.delete(ref)).finally(() => background.delete(task));
@@ -216,8 +238,9 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
           };
           const receiptRef = `rcpt_${deps.ids.hex(32)}`;
           const record: IdempotencyRecord<CreateResult> = { fingerprint, receiptRef, createdAt: now, result: { documentRef } };
-          await storage.commit([{ kind: 'document.create', head, snapshot: tree.snapshot() }, idem.recordOp(scope, record)]);
-          const loaded: Loaded = { head, tree, logCount: 0, view: null, blocks: null, markdown: null };
+          const snapshot = tree.snapshot();
+          await storage.commit([{ kind: 'document.create', head, snapshot }, idem.recordOp(scope, record)]);
+          const loaded: Loaded = { head, tree, logCount: 0, logBytes: 0, snapshotBytes: snapshot.byteLength, view: null, blocks: null, markdown: null };
           remember(documentRef, loaded);
           return { document: viewOf(loaded), idempotency: { idempotency: 'created', receiptRef, v: 1 } };
         },
@@ -304,6 +327,13 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
             const base = loaded.head;
             const update = loaded.tree.apply(plan.writes, `mutation:${body.mutation.kind}`) ?? new Uint8Array([0, 0]);
             const json = loaded.tree.json();
+            if (json.length * 3 > MAX_DOCUMENT_JSON_BYTES && utf8.encode(json).byteLength > MAX_DOCUMENT_JSON_BYTES) {
+              cache.delete(documentRef); // the tree ran ahead of storage: reload it next time
+              throw conflict(
+                'The mutation would make the document larger than the 2 MB response limit, so it could no longer be read through the API; nothing was applied. Split the content over several documents.',
+                'mutation',
+              );
+            }
             const now = Math.max(clock.now(), base.updatedAt);
             const newHead: DocumentHead = {
               ...base,
@@ -340,7 +370,8 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
             loaded.head = newHead;
             loaded.view = loaded.blocks = loaded.markdown = null;
             loaded.logCount++;
-            if (loaded.logCount >= compactEvery) compactLater(documentRef);
+            loaded.logBytes += update.byteLength;
+            if (dueForCompaction(loaded)) compactLater(documentRef);
             return { document: viewOf(loaded), receipt, idempotency: { idempotency: 'created', receiptRef, v: 1 } };
           }),
       );
@@ -413,7 +444,7 @@ function flatBlocks(tree: BlockTree): FlatBlock[] {
     if (r.md !== undefined) {
       block.markdown = r.md;
       const parsed = parseInline(r.md);
-      if (parsed.ok) block.citations = parsed.citations;
+      if (parsed.ok) block.citations = [...parsed.citations];
     }
     if (r.lv !== undefined) block.level = r.lv;
     if (r.ck !== undefined) block.checked = r.ck;

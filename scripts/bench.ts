@@ -1,0 +1,26 @@
+/**
+ * Runs the benchmarks on bundled code: esbuild bundles bench/index.ts (as `npm run build` bundles the
+ * server), then plain `node --expose-gc` runs it. Arguments pass through (`mutations` or `http`).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { build } from 'esbuild';
+
+const root = resolve(import.meta.dirname, '..');
+// Inside node_modules so that the external packages resolve from the bundle.
+const outdir = join(root, 'node_modules', '.cache', 'kw-bench');
+mkdirSync(outdir, { recursive: true });
+const outfile = join(outdir, 'bench.mjs');
+await build({
+  entryPoints: [join(root, 'bench', 'index.ts')],
+  outfile,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+});
+const run = spawnSync(process.execPath, ['--expose-gc', outfile, ...process.argv.slice(2)], { stdio: 'inherit' });
+process.exit(run.status ?? 1);
