@@ -276,28 +276,48 @@ edge('research job start: 410 FEATURE_RETIRED after auth, scope and validation; 
   assertError(await s.req('/api/v1/research-jobs', { method: 'POST', body: SPEC }), 401, 'AUTH_REQUIRED');
 });
 
-edge('operations not built yet answer 503 TEMPORARILY_UNAVAILABLE with Retry-After, uncharged, after auth and scope', async ({ s }) => {
-  const cred = await s.credential({ scopes: ['research:read', 'research:run', 'library:write'], requestBudget: 50 });
+edge('research reads answer what is true while no job can exist: an empty page, and 404 for every job, charged', async ({ s }) => {
+  const cred = await s.credential({ scopes: ['research:read', 'research:run'], requestBudget: 50 });
   const job = `kjob_${'a'.repeat(48)}`;
-  const calls: [string, string][] = [
-    ['GET', '/api/v1/research-jobs'],
-    ['GET', `/api/v1/research-jobs/${job}`],
-    ['GET', `/api/v1/research-jobs/${job}/events`],
-    ['POST', `/api/v1/research-jobs/${job}/cancellations`],
-    ['GET', `/api/v1/research-jobs/${job}/report?format=markdown`],
-    ['POST', '/api/v1/library'],
-  ];
-  for (const [method, path] of calls) {
-    const r = await s.req(path, { method, token: cred.token, body: { v: 1 } });
-    assertError(r, 503, 'TEMPORARILY_UNAVAILABLE');
-    assert.match(r.json.error.message, /not built yet/);
-    assert.is(r.json.error.retryable, true);
-    assert.is(r.headers['x-service-requests-remaining'], '50');
-    assertError(await s.req(path, { method }), 401, 'AUTH_REQUIRED');
-  }
+  const list = await s.req('/api/v1/research-jobs', { token: cred.token });
+  assert.is(list.status, 200);
+  assert.equal(list.json.data, { items: [], nextCursor: null });
+  assert.is(list.headers['x-service-requests-remaining'], '49');
+  assertError(await s.req('/api/v1/research-jobs?limit=51', { token: cred.token }), 400, 'INVALID_REQUEST');
+  assertError(await s.req('/api/v1/research-jobs?cursor=abc', { token: cred.token }), 400, 'INVALID_REQUEST');
+  assertError(await s.req(`/api/v1/research-jobs/${job}`, { token: cred.token }), 404, 'NOT_FOUND');
+  assertError(await s.req(`/api/v1/research-jobs/nonsense`, { token: cred.token }), 404, 'NOT_FOUND');
+  assertError(await s.req(`/api/v1/research-jobs/${job}/events`, { token: cred.token }), 404, 'NOT_FOUND');
+  assertError(await s.req(`/api/v1/research-jobs/${job}/events?after=x1`, { token: cred.token }), 400, 'INVALID_REQUEST');
+  assertError(await s.req(`/api/v1/research-jobs/${job}/events`, { token: cred.token, headers: { 'last-event-id': '-3' } }), 400, 'INVALID_REQUEST');
+  assertError(await s.req(`/api/v1/research-jobs/${job}/report`, { token: cred.token }), 400, 'INVALID_REQUEST');
+  assertError(await s.req(`/api/v1/research-jobs/${job}/report?format=markdown`, { token: cred.token }), 404, 'NOT_FOUND');
+  assertError(await s.req(`/api/v1/research-jobs/${job}/report?format=rich-json`, { token: cred.token }), 403, 'FORBIDDEN');
+  const cancel = (headers: Record<string, string>, body: object) =>
+    s.req(`/api/v1/research-jobs/${job}/cancellations`, { method: 'POST', token: cred.token, headers, body });
+  assertError(await cancel({}, { v: 1 }), 400, 'IDEMPOTENCY_REQUIRED');
+  assertError(await cancel({ 'idempotency-key': 'cancel-key-000000001' }, { v: 1 }), 428, 'PRECONDITION_REQUIRED');
+  assertError(await cancel({ 'idempotency-key': 'cancel-key-000000001', 'service-if-revision': 'r1' }, { v: 1, extra: true }), 400, 'INVALID_REQUEST');
+  assertError(await cancel({ 'idempotency-key': 'cancel-key-000000001', 'service-if-revision': 'r1' }, { v: 1 }), 404, 'NOT_FOUND');
+  assertError(await s.req(`/api/v1/research-jobs/${job}`), 401, 'AUTH_REQUIRED');
   const readOnly = await s.credential({ scopes: ['research:read'] });
-  assertError(await s.req(`/api/v1/research-jobs/${job}/cancellations`, { method: 'POST', token: readOnly.token }), 403, 'FORBIDDEN');
-  assertError(await s.req('/api/v1/research-jobs', { token: readOnly.token }), 503, 'TEMPORARILY_UNAVAILABLE');
+  assertError(await s.req(`/api/v1/research-jobs/${job}/cancellations`, { method: 'POST', token: readOnly.token, body: { v: 1 } }), 403, 'FORBIDDEN');
+});
+
+edge('library commands: envelope checked (type, scope, idempotencyKey), then 503 until the library is built, uncharged', async ({ s }) => {
+  const cred = await s.credential({ scopes: ['library:read', 'library:write'], requestBudget: 50 });
+  const call = (body: object, token = cred.token) => s.req('/api/v1/library', { method: 'POST', token, body });
+  assertError(await call({ type: 'tag' }), 400, 'INVALID_REQUEST');
+  assertError(await call({ type: 'save-link', url: 'https://example.org/' }), 400, 'INVALID_REQUEST');
+  assertError(await call({ type: 'save-link', url: 'https://example.org/', idempotencyKey: 'short' }), 400, 'INVALID_REQUEST');
+  const r = await call({ type: 'save-link', url: 'https://example.org/', idempotencyKey: 'save-link-key-0001' });
+  assertError(r, 503, 'TEMPORARILY_UNAVAILABLE');
+  assert.match(r.json.error.message, /not built yet/);
+  assert.is(r.headers['x-service-requests-remaining'], '50');
+  const reader = await s.credential({ scopes: ['library:read'] });
+  assertError(await call({ type: 'list' }, reader.token), 503, 'TEMPORARILY_UNAVAILABLE');
+  assertError(await call({ type: 'save-link', url: 'https://example.org/', idempotencyKey: 'save-link-key-0002' }, reader.token), 403, 'FORBIDDEN');
+  assertError(await s.req('/api/v1/library', { method: 'POST', body: { type: 'list' } }), 401, 'AUTH_REQUIRED');
 });
 
 edge('public artifacts: anonymous; a well-formed locator is 404 (nothing released); malformed parts 400 or 404', async ({ s }) => {

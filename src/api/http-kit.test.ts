@@ -13,6 +13,7 @@ import type { ActivationState } from '../auth/activation.ts';
 import type { Clock } from '../clock.ts';
 import { createEngine, type Engine } from '../engine.ts';
 import { createApiHandler } from './handler.ts';
+import { SCOPES } from '../auth/scopes.ts';
 
 /** A reply as the tests inspect it. */
 export interface Reply {
@@ -94,20 +95,7 @@ export interface TestServer {
 }
 
 /** Every scope. */
-export const ALL_SCOPES = [
-  'document:create',
-  'document:read',
-  'document:write',
-  'inquiry:create',
-  'knowledge:propose',
-  'knowledge:read',
-  'public:read',
-  'research:read',
-  'research:run',
-  'review:read',
-  'library:read',
-  'library:write',
-];
+export const ALL_SCOPES: string[] = [...SCOPES];
 
 /** Start engine (memory storage), handler and listener on 127.0.0.1:0. Always `close()` it. */
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {

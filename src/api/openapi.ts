@@ -567,6 +567,11 @@ function paths(): Record<string, Json> {
             headers: { 'X-Request-Id': hdr('XRequestId') },
             content: errorJson,
           },
+          '401': {
+            description: 'AUTH_AMBIGUOUS: a bearer token and a browser session cookie together (refused before anything else, even here). No token is needed.',
+            headers: { 'X-Request-Id': hdr('XRequestId') },
+            content: errorJson,
+          },
           '404': {
             description: 'NOT_FOUND: no released projection at that exact kind, identity and revision.',
             headers: { 'X-Request-Id': hdr('XRequestId') },

@@ -58,12 +58,41 @@ export const search: Operation = {
   },
 };
 
-/** POST /api/v1/library: the library command endpoint. */
+const LIBRARY_READS = new Set(['list', 'get', 'reader-page']);
+const LIBRARY_WRITES = new Set(['save-link', 'highlight', 'create-note', 'set-reading-state', 'prepare-upload', 'finish-upload', 'prepare-import']);
+/** Commands whose retries the contract ties to an idempotencyKey in the body. */
+const LIBRARY_KEYED = new Set(['save-link', 'highlight']);
+
+/**
+ * POST /api/v1/library: the library command endpoint. The command envelope is checked now (a known
+ * `type`, the scope it needs — library:read for list/get/reader-page, library:write otherwise — and an
+ * `idempotencyKey` of at least 16 characters where the contract asks for one); the commands themselves
+ * answer 503 until the library lands. Not charged while it is not built.
+ */
 export const libraryCommand: Operation = {
   auth: 'bearer',
   anyScopes: ['library:read', 'library:write'],
   charge: 'never',
-  run() {
+  body: 'json',
+  run(ctx) {
+    const body = ctx.body as Record<string, unknown> | null;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw invalid('The library body is a command object with a type field.', [{ field: '$', message: 'must be an object' }]);
+    }
+    const type = body.type;
+    if (typeof type !== 'string' || (!LIBRARY_READS.has(type) && !LIBRARY_WRITES.has(type))) {
+      throw invalid(`type must be one of ${[...LIBRARY_READS, ...LIBRARY_WRITES].join(', ')}.`, [
+        { field: 'type', message: 'must be a known library command' },
+      ]);
+    }
+    const needed = LIBRARY_READS.has(type) ? 'library:read' : 'library:write';
+    if (!ctx.credential!.scopeSet.has(needed)) throw new ServiceError('FORBIDDEN', `The ${type} command needs the scope ${needed}.`);
+    const key = body.idempotencyKey;
+    if ((LIBRARY_KEYED.has(type) || key !== undefined) && (typeof key !== 'string' || key.length < 16)) {
+      throw invalid('idempotencyKey must be a string of at least 16 characters.', [
+        { field: 'idempotencyKey', message: 'must be a string of at least 16 characters' },
+      ]);
+    }
     throw notBuilt('The link library');
   },
 };

@@ -27,6 +27,39 @@ export const Limits = {
   affectedMax: 256,
 } as const;
 
+/** Length in Unicode code points (what JSON Schema's maxLength counts), not UTF-16 units. */
+export function codePointLength(text: string): number {
+  let surrogatePairs = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
+      const d = text.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        surrogatePairs++;
+        i++;
+      }
+    }
+  }
+  return text.length - surrogatePairs;
+}
+
+/**
+ * valibot's `maxLength` for strings, counting characters as the contract (and the published JSON
+ * Schema `maxLength`) does: code points. It stays a `max_length` action, so the OpenAPI generator
+ * publishes it as `maxLength`.
+ * @remarks Cheap: code points are counted only when the UTF-16 length is over the limit.
+ */
+export function maxChars<const N extends number>(max: N, message: string) {
+  const base = v.maxLength<string, N, string>(max, message);
+  return {
+    ...base,
+    '~run'(dataset: Parameters<typeof base['~run']>[0], config: Parameters<typeof base['~run']>[1]) {
+      if (dataset.typed && dataset.value.length > max && codePointLength(dataset.value) <= max) return dataset;
+      return base['~run'](dataset, config);
+    },
+  } as typeof base;
+}
+
 /** A blockId: 1-128 chars, ^[A-Za-z0-9][A-Za-z0-9._:$-]*$. */
 export const BlockIdSchema = v.pipe(
   v.string(),
@@ -38,22 +71,22 @@ const NullableBlockId = v.nullable(BlockIdSchema);
 /** The contract's DocumentCreateRequest. */
 export const DocumentCreateRequestSchema = v.strictObject({
   v: v.literal(1),
-  title: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(Limits.titleMax, `must be at most ${Limits.titleMax} characters`)),
+  title: v.pipe(v.string(), v.minLength(1, 'must not be empty'), maxChars(Limits.titleMax, `must be at most ${Limits.titleMax} characters`)),
 });
 export type DocumentCreateRequest = v.InferOutput<typeof DocumentCreateRequestSchema>;
 
 const BlockBase = {
   type: v.picklist(BLOCK_TYPES, `must be one of ${BLOCK_TYPES.join(', ')}`),
-  markdown: v.optional(v.pipe(v.string(), v.maxLength(Limits.markdownMax, `must be at most ${Limits.markdownMax} characters`))),
+  markdown: v.optional(v.pipe(v.string(), maxChars(Limits.markdownMax, `must be at most ${Limits.markdownMax} characters`))),
   level: v.optional(v.picklist([1, 2, 3] as const, 'must be 1, 2 or 3')),
   checked: v.optional(v.boolean()),
-  code: v.optional(v.pipe(v.string(), v.maxLength(Limits.codeMax, `must be at most ${Limits.codeMax} characters`))),
-  language: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(Limits.languageMax, `must be at most ${Limits.languageMax} characters`))),
+  code: v.optional(v.pipe(v.string(), maxChars(Limits.codeMax, `must be at most ${Limits.codeMax} characters`))),
+  language: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'), maxChars(Limits.languageMax, `must be at most ${Limits.languageMax} characters`))),
   rows: v.optional(
     v.pipe(
       v.array(
         v.pipe(
-          v.array(v.pipe(v.string(), v.maxLength(Limits.cellMax, `a cell must be at most ${Limits.cellMax} characters`))),
+          v.array(v.pipe(v.string(), maxChars(Limits.cellMax, `a cell must be at most ${Limits.cellMax} characters`))),
           v.minLength(1, 'a row needs 1-30 cells'),
           v.maxLength(Limits.tableCellsMax, `a row has at most ${Limits.tableCellsMax} cells`),
         ),
@@ -111,7 +144,7 @@ export const MutationSchema = v.variant('kind', [CreateMutation, EditMutation, M
 /** The contract's DocumentMutationRequest. */
 export const DocumentMutationRequestSchema = v.strictObject({
   v: v.literal(1),
-  intent: v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(Limits.intentMax, `must be at most ${Limits.intentMax} characters`)),
+  intent: v.pipe(v.string(), v.minLength(1, 'must not be empty'), maxChars(Limits.intentMax, `must be at most ${Limits.intentMax} characters`)),
   mutation: MutationSchema,
 });
 export type DocumentMutationRequest = v.InferOutput<typeof DocumentMutationRequestSchema>;
