@@ -16,7 +16,7 @@ const allowed: Record<Layer, Layer[]> = {
   src: ['src'],
   adapters: ['src', 'adapters'],
   transports: ['src', 'adapters', 'transports', 'fixtures'],
-  fixtures: ['src', 'adapters', 'fixtures'],
+  fixtures: ['src', 'adapters', 'transports', 'fixtures'],
   bench: [...layers],
   scripts: [...layers],
 };

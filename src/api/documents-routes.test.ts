@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { sha256Hex } from '../hash.ts';
 import { Patterns } from '../ids.ts';
-import { startServer, type Reply, type TestServer } from './http-kit.test.ts';
+import { startServer, type Reply, type TestServer } from '../../fixtures/http-kit.ts';
 import {
   BlocksEnvelopeSchema,
   DocumentEnvelopeSchema,

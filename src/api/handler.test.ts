@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { manualClock } from '../clock.ts';
 import { Patterns } from '../ids.ts';
-import { ALL_SCOPES, startServer, type Reply, type TestServer } from './http-kit.test.ts';
+import { ALL_SCOPES, startServer, type Reply, type TestServer } from '../../fixtures/http-kit.ts';
 import { ErrorEnvelopeSchema, PrincipalEnvelopeSchema } from './response-schemas.ts';
 
 /** The body conforms to a published response schema. */
