@@ -77,15 +77,24 @@ function randomByte(): number {
   return pool[poolAt++]!;
 }
 
+const HEX_CODES = Array.from(HEX, (c) => c.charCodeAt(0));
+/** Per length, the character codes of the id being built: one flat string at the end, not a chain of concatenations. */
+const idCodes = new Map<number, number[]>();
+
 /** Cryptographically random ids (see {@link randomByte}). */
 export const randomIds: IdSource = {
   hex(length) {
-    let out = '';
-    while (out.length < length) {
-      const b = randomByte();
-      out += HEX[b >> 4]! + HEX[b & 15]!;
+    let codes = idCodes.get(length);
+    if (codes === undefined) {
+      codes = new Array<number>(length).fill(48);
+      if (length <= 256) idCodes.set(length, codes);
     }
-    return out.slice(0, length);
+    for (let i = 0; i < length; i += 2) {
+      const b = randomByte();
+      codes[i] = HEX_CODES[b >> 4]!;
+      if (i + 1 < length) codes[i + 1] = HEX_CODES[b & 15]!;
+    }
+    return String.fromCharCode.apply(null, codes);
   },
   base36(length) {
     let out = '';

@@ -68,6 +68,60 @@ export type BatchOp =
   | { kind: 'record.put'; collection: string; key: string; value: unknown; expectedRevision?: number | null }
   | { kind: 'record.delete'; collection: string; key: string; expectedRevision?: number };
 
+const frozenValues = new WeakSet<object>();
+
+function notJson(): TypeError {
+  return new TypeError('a frozen record value must be plain JSON data (objects, arrays, strings, numbers, booleans, null)');
+}
+
+function deepFreeze(value: object): void {
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item === 'object' && item !== null) freezeObject(item);
+      else if (typeof item === 'bigint' || typeof item === 'symbol' || typeof item === 'function') throw notJson();
+    }
+    return;
+  }
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const item: unknown = (value as Record<string, unknown>)[keys[i]!];
+    if (typeof item === 'object' && item !== null) freezeObject(item);
+    else if (typeof item === 'bigint' || typeof item === 'symbol' || typeof item === 'function') throw notJson();
+  }
+}
+
+function freezeObject(value: object): void {
+  if (!Array.isArray(value)) {
+    const proto: unknown = Object.getPrototypeOf(value);
+    if (proto !== Object.prototype && proto !== null) throw notJson();
+  }
+  deepFreeze(value);
+}
+
+/**
+ * Deep-freeze a record value (plain, acyclic JSON data: objects, arrays, strings, numbers, booleans,
+ * null) and mark it as safe to keep by reference.
+ * @remarks An adapter that holds values in memory may keep a value marked so as it is, instead of
+ * copying it on {@link Storage.commit} (it can no longer change, so "mutating what you passed does not
+ * change what is stored" holds by construction); reads still return copies. Adapters that serialise
+ * values anyway ignore the mark. Used by the engine for idempotency records on the mutation path.
+ * @returns the same value, now frozen.
+ */
+export function freezeRecordValue<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    freezeObject(value);
+    frozenValues.add(value);
+  } else if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') throw notJson();
+  return value;
+}
+
+/** True for a value that went through {@link freezeRecordValue} (in this copy of the module). */
+export function isFrozenRecordValue(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && frozenValues.has(value);
+}
+
 /**
  * Thrown (rejected) by {@link Storage.commit} when a precondition of the batch does not hold.
  * Nothing of the batch was written. Recognised by `name`.
@@ -93,7 +147,8 @@ export function isStorageConflict(e: unknown): e is StorageConflictError {
  * @remarks
  * - `commit` is atomic (all ops or none) and durable when it resolves.
  * - Values and bytes handed in or returned are owned by the receiver afterwards: adapters copy
- *   what they keep, callers do not mutate what they get.
+ *   what they keep, callers do not mutate what they get. A record value marked by
+ *   {@link freezeRecordValue} is immutable, so an adapter may keep it by reference instead.
  * - Record values are JSON values (no bytes, no undefined inside).
  */
 export interface Storage {

@@ -4,7 +4,7 @@
  * @module
  */
 import type { DocumentHead } from '../../src/ports.ts';
-import type { PreparedOp } from '../memory/prepared-op.ts';
+import { putJson, type PreparedOp } from '../memory/prepared-op.ts';
 import { fromBase64, toBase64 } from './bytes-codec.ts';
 import { crc32 } from './crc32.ts';
 
@@ -27,7 +27,7 @@ function encodeOp(op: PreparedOp): string {
     case 'document.compact':
       return `{"k":"compact","ref":${JSON.stringify(op.documentRef)},"sv":${op.snapshotVersion},"snapshot":"${toBase64(op.snapshot)}"}`;
     case 'record.put':
-      return `{"k":"put","c":${JSON.stringify(op.collection)},"key":${JSON.stringify(op.key)},"value":${op.json}}`;
+      return `{"k":"put","c":${JSON.stringify(op.collection)},"key":${JSON.stringify(op.key)},"value":${putJson(op)}}`;
     case 'record.delete':
       return `{"k":"delete","c":${JSON.stringify(op.collection)},"key":${JSON.stringify(op.key)}}`;
   }

@@ -135,7 +135,7 @@ export class MemoryCore implements FactSource {
             table = new RecordTable();
             this.tables.set(op.collection, table);
           }
-          table.put(op.key, op.json);
+          table.put(op.key, op.json, op.value);
           break;
         }
         case 'record.delete':

@@ -14,7 +14,8 @@ function closedError(): Error {
 /**
  * Creates an empty storage held in Maps of this process; nothing survives the process.
  * @remarks
- * - `commit` copies the batch (bytes with `.slice()`, record values as JSON text), validates every op
+ * - `commit` copies the batch (bytes with `.slice()`, record values as JSON text; a value marked by
+ *   `freezeRecordValue` is immutable and kept as it is, serialised only when read), validates every op
  *   against the state plus the batch's own earlier ops, and only then applies all of them, in one
  *   synchronous step: a failing batch changes nothing and no other commit can interleave.
  * - An append is O(1) amortised; reads return fresh copies.
@@ -28,29 +29,52 @@ function closedError(): Error {
 export function memoryStorage(): Storage {
   const core = new MemoryCore();
   let closed = false;
-
-  function run<T>(read: () => T): Promise<T> {
-    if (closed) return Promise.reject(closedError());
-    try {
-      return Promise.resolve(read());
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
+  // Each method settles synchronously; written out (no per-call closure) because the engine calls
+  // getDocumentHead, getRecord and commit on every mutation.
   return {
-    getDocumentHead: (documentRef) => run(() => core.getDocumentHead(documentRef)),
-    loadDocument: (documentRef) => run(() => core.loadDocument(documentRef)),
-    loadUpdates: (documentRef, afterVersion) => run(() => core.loadUpdates(documentRef, afterVersion)),
-    listDocumentHeads: (accountId, limit, after) => run(() => core.listDocumentHeads(accountId, limit, after)),
-    getRecord: (collection, key) => run(() => core.getRecord(collection, key)),
-    listRecords: (collection, prefix) => run(() => core.listRecords(collection, prefix)),
-    commit: (ops: BatchOp[]) =>
-      run(() => {
-        const prepared = prepareBatch(ops);
+    getDocumentHead(documentRef) {
+      if (closed) return Promise.reject(closedError());
+      return Promise.resolve(core.getDocumentHead(documentRef));
+    },
+    loadDocument(documentRef) {
+      if (closed) return Promise.reject(closedError());
+      return Promise.resolve(core.loadDocument(documentRef));
+    },
+    loadUpdates(documentRef, afterVersion) {
+      if (closed) return Promise.reject(closedError());
+      return Promise.resolve(core.loadUpdates(documentRef, afterVersion));
+    },
+    listDocumentHeads(accountId, limit, after) {
+      if (closed) return Promise.reject(closedError());
+      return Promise.resolve(core.listDocumentHeads(accountId, limit, after));
+    },
+    getRecord(collection, key) {
+      if (closed) return Promise.reject(closedError());
+      try {
+        return Promise.resolve(core.getRecord(collection, key));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    listRecords(collection, prefix) {
+      if (closed) return Promise.reject(closedError());
+      try {
+        return Promise.resolve(core.listRecords(collection, prefix));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+    commit(ops: BatchOp[]) {
+      if (closed) return Promise.reject(closedError());
+      try {
+        const prepared = prepareBatch(ops, true);
         validateBatch(core, prepared);
         core.apply(prepared);
-      }),
+        return Promise.resolve();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
     close: () => {
       closed = true;
       return Promise.resolve();

@@ -3,18 +3,20 @@
  * record values serialised to JSON text once.
  * @module
  */
-import type { BatchOp, DocumentHead } from '../../src/ports.ts';
+import { isFrozenRecordValue, type BatchOp, type DocumentHead } from '../../src/ports.ts';
 
 /**
  * A {@link BatchOp} after {@link prepareBatch}: owned by the storage, safe to keep and to journal.
  * @remarks `record.put` carries the value as JSON text (`json`), which doubles as its deep copy and as
- * its serialised form in a journal; readers get a fresh `JSON.parse` of it each time.
+ * its serialised form in a journal; readers get a fresh `JSON.parse` of it each time. Only when
+ * {@link prepareBatch} was asked to keep frozen values, a value marked by `freezeRecordValue` is
+ * carried as is in `value`, with `json` null (see {@link putJson}).
  */
 export type PreparedOp =
   | { kind: 'document.create'; head: DocumentHead; snapshot: Uint8Array }
   | { kind: 'document.append'; head: DocumentHead; update: Uint8Array }
   | { kind: 'document.compact'; documentRef: string; snapshotVersion: number; snapshot: Uint8Array }
-  | { kind: 'record.put'; collection: string; key: string; json: string; expectedRevision?: number | null }
+  | { kind: 'record.put'; collection: string; key: string; json: string | null; value?: unknown; expectedRevision?: number | null }
   | { kind: 'record.delete'; collection: string; key: string; expectedRevision?: number };
 
 /**
@@ -48,12 +50,19 @@ function toJson(value: unknown, collection: string, key: string): string {
   return json;
 }
 
+/** The JSON text of a prepared `record.put` (serialising a value kept frozen). */
+export function putJson(op: Extract<PreparedOp, { kind: 'record.put' }>): string {
+  return op.json ?? JSON.stringify(op.value);
+}
+
 /**
  * Copies every op of a batch into storage-owned form.
+ * @param keepFrozen keep record values marked by `freezeRecordValue` by reference (`json` null)
+ * instead of serialising them; for an adapter that holds values in memory and serialises lazily.
  * @throws TypeError for an unknown op kind, bytes that are not a Uint8Array, or a record value that
  * is not JSON-serialisable. Nothing is validated against stored state here.
  */
-export function prepareBatch(ops: readonly BatchOp[]): PreparedOp[] {
+export function prepareBatch(ops: readonly BatchOp[], keepFrozen = false): PreparedOp[] {
   if (!Array.isArray(ops)) throw new TypeError('commit expects an array of ops');
   const out: PreparedOp[] = new Array(ops.length);
   for (let i = 0; i < ops.length; i++) {
@@ -74,7 +83,10 @@ export function prepareBatch(ops: readonly BatchOp[]): PreparedOp[] {
         };
         break;
       case 'record.put': {
-        const put: PreparedOp = { kind: op.kind, collection: op.collection, key: op.key, json: toJson(op.value, op.collection, op.key) };
+        const put: PreparedOp =
+          keepFrozen && isFrozenRecordValue(op.value)
+            ? { kind: op.kind, collection: op.collection, key: op.key, json: null, value: op.value }
+            : { kind: op.kind, collection: op.collection, key: op.key, json: toJson(op.value, op.collection, op.key) };
         if (op.expectedRevision !== undefined) put.expectedRevision = op.expectedRevision;
         out[i] = put;
         break;

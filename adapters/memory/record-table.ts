@@ -2,6 +2,7 @@
  * One collection of JSON records with revisions.
  * @module
  */
+import type { freezeRecordValue } from '../../src/ports.ts';
 
 /**
  * A stored record: its revision and its value as JSON text.
@@ -10,6 +11,21 @@
 export interface RecordEntry {
   readonly revision: number;
   readonly json: string;
+}
+
+/**
+ * An entry whose value was handed over deeply frozen ({@link freezeRecordValue}): kept by reference,
+ * serialised only when someone needs its text (a read, a checkpoint).
+ */
+class FrozenRecordEntry implements RecordEntry {
+  private text: string | null = null;
+  constructor(
+    readonly revision: number,
+    private readonly value: unknown,
+  ) {}
+  get json(): string {
+    return (this.text ??= JSON.stringify(this.value));
+  }
 }
 
 function lowerBound(keys: readonly string[], target: string): number {
@@ -43,11 +59,15 @@ export class RecordTable {
     return this.entries.get(key);
   }
 
-  /** Stores `json` at `key` with the next revision (1 on insert). */
-  put(key: string, json: string): void {
+  /**
+   * Stores a value at `key` with the next revision (1 on insert): its JSON text, or (`json` null) a
+   * value marked by {@link freezeRecordValue}, kept as it is.
+   */
+  put(key: string, json: string | null, frozen?: unknown): void {
     const previous = this.entries.get(key);
     if (previous === undefined) this.sortedKeys = null;
-    this.entries.set(key, { revision: (previous?.revision ?? 0) + 1, json });
+    const revision = (previous?.revision ?? 0) + 1;
+    this.entries.set(key, json === null ? new FrozenRecordEntry(revision, frozen) : { revision, json });
   }
 
   /** Installs an entry as is (loading a checkpoint). */

@@ -5,13 +5,14 @@
  * @module
  */
 import { ServiceError, invalid } from '../errors.ts';
-import { documentDataJson } from '../documents/serialize.ts';
+import { documentDataBody, documentDataJson, receiptJson } from '../documents/serialize.ts';
 import type { Operation, RequestContext } from './context.ts';
-import { baseHeaders, ok } from './envelope.ts';
+import { baseHeaders, ok, type JsonPieces } from './envelope.ts';
 import { etagMatches, exceedsBytes, queryParam, weakEtag } from './http-util.ts';
 import { MAX_RESPONSE_BODY, type PlainResponse } from './types.ts';
 
 const FORMATS = new Set(['rich-json', 'blocks', 'markdown']);
+const DATA_HEAD = '{"v":1,"document":';
 
 function actorOf(ctx: RequestContext) {
   return ctx.credential!.actor;
@@ -92,7 +93,7 @@ export const readDocument: Operation = {
     ctx.charge();
     const read = await ctx.engine.documents.read(actor, ref, formatParam);
     const revisionHeaders = { 'service-revision': read.revision, etag: weakEtag(read.revision, read.format) };
-    if (read.format === 'rich-json') return ok(ctx, 200, documentDataJson(read.document), { headers: revisionHeaders });
+    if (read.format === 'rich-json') return ok(ctx, 200, documentDataBody(read.document), { headers: revisionHeaders });
     if (read.format === 'blocks') {
       const data = `{"v":1,"documentRef":"${read.documentRef}","version":${read.version},"blocks":${JSON.stringify(read.blocks)}}`;
       return ok(ctx, 200, data, { headers: revisionHeaders });
@@ -118,8 +119,18 @@ export const mutateDocument: Operation = {
       body: ctx.body,
     });
     const view = out.document;
-    const data = `{"v":1,"document":${documentDataJson(view)},"receipt":${JSON.stringify(out.receipt)}}`;
-    if (exceedsBytes(data, MAX_RESPONSE_BODY - 1024)) {
+    const document = documentDataBody(view);
+    const receipt = `,"receipt":${receiptJson(out.receipt)}}`; // ASCII: ids, hashes, numbers
+    let data: JsonPieces;
+    let tooLarge: boolean;
+    if (typeof document === 'string') {
+      data = `{"v":1,"document":${document}${receipt}`;
+      tooLarge = exceedsBytes(data, MAX_RESPONSE_BODY - 1024);
+    } else {
+      data = [DATA_HEAD, document, receipt];
+      tooLarge = DATA_HEAD.length + document.byteLength + receipt.length > MAX_RESPONSE_BODY - 1024;
+    }
+    if (tooLarge) {
       // The write is committed; say so, so that a client does not retry it as if nothing happened.
       const r = out.receipt;
       throw new ServiceError(

@@ -24,12 +24,43 @@ export function metaJson(requestId: string, clientRequestId: string | undefined)
     : `{"apiVersion":"1","requestId":"${requestId}","clientRequestId":"${clientRequestId}"}`;
 }
 
-/** The success envelope around already-serialized `data`. */
-export function successBody(ctx: RequestContext, dataJson: string, receipt?: IdempotencyReceipt, links?: readonly Link[]): string {
-  let out = `{"data":${dataJson},"meta":${metaJson(ctx.requestId, ctx.clientRequestId)}`;
-  if (links?.length) out += `,"links":${JSON.stringify(links)}`;
-  if (receipt) out += `,"receipt":{"idempotency":"${receipt.idempotency}","receiptRef":${JSON.stringify(receipt.receiptRef)},"v":1}`;
-  return `${out}}`;
+/** JSON text, or pieces of it (text and UTF-8 bytes) to be sent one after the other. */
+export type JsonPieces = string | Uint8Array | readonly (string | Uint8Array)[];
+
+const encoder = new TextEncoder();
+
+/** The pieces as one body: text when they are all text, else one byte array (strings encoded as UTF-8). */
+export function joinPieces(pieces: readonly (string | Uint8Array)[]): string | Uint8Array {
+  let text = '';
+  let allText = true;
+  for (const p of pieces) {
+    if (typeof p === 'string') text += p;
+    else allText = false;
+  }
+  if (allText) return text;
+  const parts = pieces.map((p) => (typeof p === 'string' ? encoder.encode(p) : p));
+  let size = 0;
+  for (const p of parts) size += p.byteLength;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}
+
+/**
+ * The success envelope around already-serialized `data`.
+ * @returns text, or bytes when `data` holds bytes (a large document: see `documentDataBody`).
+ */
+export function successBody(ctx: RequestContext, data: JsonPieces, receipt?: IdempotencyReceipt, links?: readonly Link[]): string | Uint8Array {
+  let tail = `,"meta":${metaJson(ctx.requestId, ctx.clientRequestId)}`;
+  if (links?.length) tail += `,"links":${JSON.stringify(links)}`;
+  if (receipt) tail += `,"receipt":{"idempotency":"${receipt.idempotency}","receiptRef":${JSON.stringify(receipt.receiptRef)},"v":1}`;
+  tail += '}';
+  if (typeof data === 'string') return `{"data":${data}${tail}`;
+  return joinPieces(data instanceof Uint8Array ? ['{"data":', data, tail] : ['{"data":', ...data, tail]);
 }
 
 /** The error envelope. */
@@ -56,8 +87,8 @@ export interface OkOptions {
   links?: readonly Link[];
 }
 
-/** A JSON success response. */
-export function ok(ctx: RequestContext, status: number, dataJson: string, options: OkOptions = {}): PlainResponse {
+/** A JSON success response; `dataJson` may come in pieces (see {@link successBody}). */
+export function ok(ctx: RequestContext, status: number, dataJson: JsonPieces, options: OkOptions = {}): PlainResponse {
   const headers = baseHeaders(ctx, JSON_TYPE);
   if (options.headers) Object.assign(headers, options.headers);
   return { status, headers, body: successBody(ctx, dataJson, options.receipt, options.links) };

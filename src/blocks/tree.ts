@@ -18,6 +18,70 @@ interface Node {
   prefix: string | null;
   /** Cached JSON of the whole subtree; null when stale. */
   fragment: string | null;
+  /** The chunk of a top-level block (one shown at the root); null below the root. */
+  chunk: Chunk | null;
+}
+
+/**
+ * A run of consecutive top-level blocks whose fragments are joined and cached together.
+ * @remarks The document text is the chunks' texts joined by ",": after a one-block edit only the
+ * edited block's chunk is joined again (at most {@link CHUNK_MAX} fragments), not every top-level
+ * fragment of the document.
+ */
+interface Chunk {
+  ids: string[];
+  /**
+   * The chunk's piece of the document text: its blocks' fragments joined by ",", after the document
+   * prefix (first chunk) or a "," and before the document suffix (last chunk); null when stale.
+   */
+  part: string | null;
+  /** Which surroundings `part` has: PART_FIRST and/or PART_LAST bits. */
+  partKind: number;
+  /** UTF-8 length of `part`, -1 until measured. */
+  bytes: number;
+}
+
+/** A chunk's part starts the document (the document prefix, else a "," separator). */
+const PART_FIRST = 1;
+/** A chunk's part ends the document (the document suffix). */
+const PART_LAST = 2;
+
+/**
+ * Make V8 store a concatenated string as one flat sequence now (ToNumber must read it whole), so
+ * that later joins, hashes and writes copy it instead of walking its concatenation tree each time.
+ */
+function flatten(text: string): string {
+  void Number(text);
+  return text;
+}
+
+/** Chunks are split in halves above this many top-level blocks. */
+const CHUNK_MAX = 128;
+/** Top-level blocks per chunk when the index is built. */
+const CHUNK_FILL = 64;
+
+function newChunk(ids: string[]): Chunk {
+  return { ids, part: null, partKind: 0, bytes: -1 };
+}
+
+function staleChunk(chunk: Chunk): void {
+  chunk.part = null;
+  chunk.bytes = -1;
+}
+
+/** UTF-8 byte length of a string without encoding it. */
+function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800) bytes += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 2; // a surrogate pair: 4 bytes for 2 code units
+      i++;
+    } else bytes += 2;
+  }
+  return bytes;
 }
 
 /** A write planned by a mutation: a record to set, or null to delete the block. */
@@ -55,7 +119,9 @@ export class BlockTree {
   private readonly map: Y.Map<BlockRecord>;
   private readonly nodes = new Map<string, Node>();
   private readonly root: string[] = [];
+  private chunks: Chunk[] = [];
   private docJson: string | null = null;
+  private docParts: string[] | null = null;
   private lastUpdate: Uint8Array | null = null;
 
   private constructor(doc: Y.Doc) {
@@ -95,9 +161,9 @@ export class BlockTree {
   private rebuildIndex(): void {
     this.nodes.clear();
     this.root.length = 0;
-    this.docJson = null;
+    this.docJson = this.docParts = null;
     this.map.forEach((rec, id) => {
-      this.nodes.set(id, { rec, children: [], prefix: null, fragment: null });
+      this.nodes.set(id, { rec, children: [], prefix: null, fragment: null, chunk: null });
     });
     for (const [id, node] of this.nodes) {
       const parent = node.rec.p === null ? null : this.nodes.get(node.rec.p);
@@ -107,6 +173,12 @@ export class BlockTree {
     const cmp = compareOrder(this.nodes);
     this.root.sort(cmp);
     for (const node of this.nodes.values()) if (node.children.length > 1) node.children.sort(cmp);
+    this.chunks = [];
+    for (let i = 0; i < this.root.length; i += CHUNK_FILL) {
+      const chunk = newChunk(this.root.slice(i, i + CHUNK_FILL));
+      for (const id of chunk.ids) this.nodes.get(id)!.chunk = chunk;
+      this.chunks.push(chunk);
+    }
   }
 
   /** Number of blocks. */
@@ -185,21 +257,36 @@ export class BlockTree {
       }
     }, origin);
     const update = this.lastUpdate;
-    for (const w of writes) this.reindex(w);
-    this.docJson = null;
+    for (let i = 0; i < writes.length; i++) this.reindex(writes[i]!);
+    this.docJson = this.docParts = null;
     return update;
   }
 
-  private detach(id: string, parentId: string | null): void {
-    const list = parentId === null ? this.root : this.nodes.get(parentId)?.children;
+  /** Remove a block from its parent's children (or from the root and its chunk). */
+  private detach(id: string, node: Node): void {
+    const chunk = node.chunk;
+    if (chunk !== null) {
+      const at = this.root.indexOf(id);
+      if (at >= 0) this.root.splice(at, 1);
+      const inChunk = chunk.ids.indexOf(id);
+      if (inChunk >= 0) chunk.ids.splice(inChunk, 1);
+      if (chunk.ids.length === 0) this.chunks.splice(this.chunks.indexOf(chunk), 1);
+      staleChunk(chunk);
+      node.chunk = null;
+      return;
+    }
+    const parentId = node.rec.p;
+    const list = parentId === null ? undefined : this.nodes.get(parentId)?.children;
     if (!list) return;
     const at = list.indexOf(id);
     if (at >= 0) list.splice(at, 1);
-    this.invalidateFrom(parentId);
+    this.invalidate(parentId);
   }
 
-  private attach(id: string, parentId: string | null, key: string): void {
+  /** Insert a block among its parent's children (null: the root) by order key. */
+  private attach(id: string, node: Node, parentId: string | null): void {
     const list = parentId === null ? this.root : this.nodes.get(parentId)!.children;
+    const key = node.rec.o;
     // Binary search by order key: siblings are sorted.
     let lo = 0;
     let hi = list.length;
@@ -210,15 +297,52 @@ export class BlockTree {
       else hi = mid;
     }
     list.splice(lo, 0, id);
-    this.invalidateFrom(parentId);
+    if (parentId === null) this.chunkInsert(id, node, lo);
+    else this.invalidate(parentId);
   }
 
-  private invalidateFrom(id: string | null): void {
+  /** Put a block that now sits at `at` in the root into the chunk of its neighbour. */
+  private chunkInsert(id: string, node: Node, at: number): void {
+    let chunk: Chunk;
+    if (at > 0) {
+      chunk = this.nodes.get(this.root[at - 1]!)!.chunk!;
+      chunk.ids.splice(chunk.ids.indexOf(this.root[at - 1]!) + 1, 0, id);
+    } else if (this.root.length > 1) {
+      chunk = this.nodes.get(this.root[1]!)!.chunk!;
+      chunk.ids.unshift(id);
+    } else {
+      chunk = newChunk([id]);
+      this.chunks.push(chunk);
+    }
+    node.chunk = chunk;
+    staleChunk(chunk);
+    if (chunk.ids.length > CHUNK_MAX) {
+      const half = newChunk(chunk.ids.splice(chunk.ids.length >>> 1));
+      for (const moved of half.ids) this.nodes.get(moved)!.chunk = half;
+      this.chunks.splice(this.chunks.indexOf(chunk) + 1, 0, half);
+    }
+  }
+
+  /**
+   * The fragment of block `id` (null: nothing) changed: mark it stale, with its ancestors' and its
+   * top-level chunk.
+   * @remarks Stops at an ancestor that is stale already: its own ancestors and chunk are stale too
+   * (a fragment is only ever built after its descendants', a chunk after its blocks').
+   */
+  private invalidate(id: string | null): void {
     let cur = id;
     while (cur !== null) {
       const node = this.nodes.get(cur);
-      if (!node || node.fragment === null) break; // ancestors of a stale fragment are stale already
+      if (!node) return;
+      const chunk = node.chunk;
+      if (chunk !== null) {
+        node.fragment = null;
+        staleChunk(chunk);
+        return;
+      }
+      const stale = node.fragment === null;
       node.fragment = null;
+      if (stale && cur !== id) return;
       cur = node.rec.p;
     }
   }
@@ -227,23 +351,29 @@ export class BlockTree {
     const existing = this.nodes.get(w.id);
     if (w.rec === null) {
       if (!existing) return;
-      this.detach(w.id, existing.rec.p);
+      this.detach(w.id, existing);
       this.nodes.delete(w.id);
       return;
     }
     if (!existing) {
       // Plans list new parents before their children (pre-order), so the parent is indexed already.
-      this.nodes.set(w.id, { rec: w.rec, children: [], prefix: null, fragment: null });
-      this.attach(w.id, w.rec.p !== null && this.nodes.has(w.rec.p) ? w.rec.p : null, w.rec.o);
+      const node: Node = { rec: w.rec, children: [], prefix: null, fragment: null, chunk: null };
+      this.nodes.set(w.id, node);
+      this.attach(w.id, node, w.rec.p !== null && this.nodes.has(w.rec.p) ? w.rec.p : null);
       return;
     }
     const moved = existing.rec.p !== w.rec.p || existing.rec.o !== w.rec.o;
-    if (moved) this.detach(w.id, existing.rec.p);
+    if (moved) {
+      this.detach(w.id, existing);
+      existing.rec = w.rec;
+      existing.prefix = null;
+      existing.fragment = null;
+      this.attach(w.id, existing, w.rec.p !== null && this.nodes.has(w.rec.p) ? w.rec.p : null);
+      return;
+    }
     existing.rec = w.rec;
     existing.prefix = null;
-    existing.fragment = null;
-    if (moved) this.attach(w.id, w.rec.p, w.rec.o);
-    else this.invalidateFrom(w.rec.p);
+    this.invalidate(w.id);
   }
 
   /** The compact JSON of one block's subtree, from cache where valid. */
@@ -254,20 +384,74 @@ export class BlockTree {
     let out = node.prefix;
     const kids = node.children;
     for (let i = 0; i < kids.length; i++) out += (i ? ',' : '') + this.fragment(kids[i]!);
-    node.fragment = out + DOC_SUFFIX;
+    out += DOC_SUFFIX;
+    // Top-level fragments are copied into their chunk's text on every re-join: keep them flat.
+    node.fragment = node.chunk !== null ? flatten(out) : out;
     return node.fragment;
+  }
+
+  /** The chunk's piece of the document text (see {@link Chunk.part}), joined again when stale. */
+  private chunkPart(chunk: Chunk, kind: number): string {
+    if (chunk.part !== null && chunk.partKind === kind) return chunk.part;
+    const ids = chunk.ids;
+    let text = kind & PART_FIRST ? DOC_PREFIX : ',';
+    for (let i = 0; i < ids.length; i++) text += i === 0 ? this.fragment(ids[i]!) : `,${this.fragment(ids[i]!)}`;
+    if (kind & PART_LAST) text += DOC_SUFFIX;
+    // One flat copy: the document text and its hash read one flat piece per chunk.
+    chunk.part = flatten(text);
+    chunk.partKind = kind;
+    chunk.bytes = -1;
+    return chunk.part;
+  }
+
+  /**
+   * The canonical rich-json `document` text as consecutive flat pieces: their concatenation is
+   * {@link BlockTree.json}. Hash these (SHA-256 takes them one by one) rather than the whole text.
+   * @remarks One piece per chunk of up to {@link CHUNK_MAX} top-level blocks (with the separator or
+   * the document's prefix and suffix around it), each cached: after a one-block edit only one chunk
+   * is joined again. A document of one chunk is one piece. Do not mutate the array.
+   */
+  jsonParts(): readonly string[] {
+    if (this.docParts !== null) return this.docParts;
+    const chunks = this.chunks;
+    if (chunks.length === 0) {
+      this.docParts = [DOC_PREFIX + DOC_SUFFIX];
+      return this.docParts;
+    }
+    const last = chunks.length - 1;
+    const parts = new Array<string>(chunks.length);
+    for (let i = 0; i <= last; i++) {
+      const chunk = chunks[i]!;
+      parts[i] = this.chunkPart(chunk, (i === 0 ? PART_FIRST : 0) | (i === last ? PART_LAST : 0));
+    }
+    this.docParts = parts;
+    return parts;
   }
 
   /**
    * The canonical rich-json `document` text: `{"type":"blocks","blocks":[...]}`.
-   * @remarks Built from cached fragments, so after a one-block edit only that block and its ancestors
-   * are re-rendered; the join over top-level fragments is the only work that grows with size.
+   * @remarks Built from cached fragments and chunks, so after a one-block edit only that block, its
+   * ancestors and its chunk are rendered again; concatenating the chunks is the only work that grows
+   * with size, and it copies nothing (the text stays a rope until a reader needs it flat).
    */
   json(): string {
     if (this.docJson !== null) return this.docJson;
-    const parts = new Array<string>(this.root.length);
-    for (let i = 0; i < this.root.length; i++) parts[i] = this.fragment(this.root[i]!);
-    this.docJson = DOC_PREFIX + parts.join(',') + DOC_SUFFIX;
-    return this.docJson;
+    const parts = this.jsonParts();
+    let out = parts[0]!;
+    for (let i = 1; i < parts.length; i++) out += parts[i]!;
+    this.docJson = out;
+    return out;
+  }
+
+  /** UTF-8 length of {@link BlockTree.json}, from per-chunk counts (only stale chunks are measured). */
+  jsonByteLength(): number {
+    const parts = this.jsonParts();
+    if (this.chunks.length === 0) return parts[0]!.length;
+    let bytes = 0;
+    for (const chunk of this.chunks) {
+      if (chunk.bytes < 0) chunk.bytes = utf8Length(chunk.part!);
+      bytes += chunk.bytes;
+    }
+    return bytes;
   }
 }

@@ -9,13 +9,19 @@ import type { FieldError } from '../errors.ts';
 
 const TEXT_TYPES = new Set(['paragraph', 'heading', 'bulletListItem', 'numberedListItem', 'checkListItem', 'quote']);
 
+const CODE_FIELDS: ReadonlySet<string> = new Set(['code', 'language']);
+const TABLE_FIELDS: ReadonlySet<string> = new Set(['rows']);
+const HEADING_FIELDS: ReadonlySet<string> = new Set(['markdown', 'level']);
+const CHECK_FIELDS: ReadonlySet<string> = new Set(['markdown', 'checked']);
+const TEXT_FIELDS: ReadonlySet<string> = new Set(['markdown']);
+
 /** The fields each type may carry (besides `type` and `children`). */
 function allowedFields(type: string): ReadonlySet<string> {
-  if (type === 'codeBlock') return new Set(['code', 'language']);
-  if (type === 'table') return new Set(['rows']);
-  if (type === 'heading') return new Set(['markdown', 'level']);
-  if (type === 'checkListItem') return new Set(['markdown', 'checked']);
-  return new Set(['markdown']);
+  if (type === 'codeBlock') return CODE_FIELDS;
+  if (type === 'table') return TABLE_FIELDS;
+  if (type === 'heading') return HEADING_FIELDS;
+  if (type === 'checkListItem') return CHECK_FIELDS;
+  return TEXT_FIELDS;
 }
 
 const OWN_FIELDS = ['markdown', 'level', 'checked', 'code', 'language', 'rows'] as const;
@@ -72,4 +78,15 @@ export function toRecordFields(block: BlockInput): Omit<BlockRecord, 'p' | 'o'> 
   if (block.type === 'heading') rec.lv = block.level ?? 1;
   if (block.type === 'checkListItem') rec.ck = block.checked ?? false;
   return rec;
+}
+
+/**
+ * The stored record of a block under `parent` at order key `order`: {@link toRecordFields} followed
+ * by `p` and `o` (the same keys in the same order), built without an intermediate object.
+ */
+export function toRecord(block: BlockInput, parent: string | null, order: string): BlockRecord {
+  if (block.type === 'paragraph' || block.type === 'bulletListItem' || block.type === 'numberedListItem' || block.type === 'quote') {
+    return { t: block.type, md: block.markdown ?? '', p: parent, o: order };
+  }
+  return { ...toRecordFields(block), p: parent, o: order };
 }

@@ -3,24 +3,46 @@
  * @module
  */
 
-/** A map of promise chains keyed by string. */
+/**
+ * A lock per string key, handed from task to task in arrival order.
+ * @remarks An uncontended `run` starts its task synchronously and costs one async frame: the lock is
+ * held while the key has a queue (empty when nobody waits) and passed on directly to the next waiter.
+ */
 export class KeyedLock {
-  private readonly tails = new Map<string, Promise<unknown>>();
+  /** Held keys, each with the wake-ups of the tasks waiting for it. */
+  private readonly queues = new Map<string, (() => void)[]>();
+  private idleWaiters: (() => void)[] = [];
 
   /** Run `task` after every earlier task of `key` has settled. */
-  run<T>(key: string, task: () => Promise<T>): Promise<T> {
-    const prev = this.tails.get(key);
-    const next = prev ? prev.then(task, task) : task();
-    const tail = next.catch(() => undefined);
-    this.tails.set(key, tail);
-    void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
-    return next;
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const queue = this.queues.get(key);
+    if (queue === undefined) this.queues.set(key, []);
+    else await new Promise<void>((wake) => queue.push(wake));
+    try {
+      return await task();
+    } finally {
+      this.release(key);
+    }
   }
 
-  /** Settles when every task queued so far has settled. */
-  async idle(): Promise<void> {
-    while (this.tails.size) await Promise.all([...this.tails.values()]);
+  private release(key: string): void {
+    const queue = this.queues.get(key)!;
+    const next = queue.shift();
+    if (next !== undefined) {
+      next(); // the lock passes to the next waiter; the key stays held
+      return;
+    }
+    this.queues.delete(key);
+    if (this.queues.size === 0 && this.idleWaiters.length) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /** Settles when every task queued so far (and any queued meanwhile) has settled. */
+  idle(): Promise<void> {
+    if (this.queues.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 }

@@ -9,7 +9,7 @@ import type { BlockTree, BlockWrite } from '../blocks/tree.ts';
 import { conflict } from '../errors.ts';
 import type { CreateMutationInput, DeleteMutationInput, EditMutationInput, MoveMutationInput, Mutation } from './schemas.ts';
 import { Limits } from './schemas.ts';
-import { toRecordFields } from './block-input.ts';
+import { toRecord } from './block-input.ts';
 
 /** What a mutation will write and which blocks it affects (document order for creates). */
 export interface MutationPlan {
@@ -79,7 +79,7 @@ function planCreate(tree: BlockTree, m: CreateMutationInput, mint: () => string)
   };
   const add = (block: BlockInput, parent: string | null, key: string) => {
     const id = fresh();
-    writes.push({ id, rec: { ...toRecordFields(block), p: parent, o: key } });
+    writes.push({ id, rec: toRecord(block, parent, key) });
     affected.push(id);
     const kids = block.children ?? [];
     if (kids.length) {
@@ -99,7 +99,7 @@ function planCreate(tree: BlockTree, m: CreateMutationInput, mint: () => string)
 
 function planEdit(tree: BlockTree, m: EditMutationInput): MutationPlan {
   const old = requireBlock(tree, m.blockId, 'mutation.blockId');
-  const rec: BlockRecord = { ...toRecordFields(m.block), p: old.p, o: old.o };
+  const rec: BlockRecord = toRecord(m.block, old.p, old.o);
   return { writes: [{ id: m.blockId, rec }], affectedBlockIds: [m.blockId] };
 }
 

@@ -11,13 +11,14 @@ import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError, conflict, invalid, notFound, type FieldError } from '../errors.ts';
 import { IdempotencyStore, requireIdempotencyKey, scopedKey, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { Patterns } from '../ids.ts';
-import { isStorageConflict, type DocumentHead } from '../ports.ts';
+import { freezeRecordValue, isStorageConflict, type DocumentHead } from '../ports.ts';
 import { parseOrThrow } from '../validation.ts';
 import { checkBlock, countBlocks } from './block-input.ts';
 import { decodeCursor, encodeCursor, parseLimit } from './cursor.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { planMutation } from './plan.ts';
-import { DocumentCreateRequestSchema, DocumentMutationRequestSchema, Limits, type DocumentMutationRequest } from './schemas.ts';
+import { parseMutationRequest } from './mutation-request.ts';
+import { DocumentCreateRequestSchema, Limits, type DocumentMutationRequest } from './schemas.ts';
 import type {
   CreateOutcome,
   DocumentPage,
@@ -42,10 +43,44 @@ interface Loaded {
   blocks: FlatBlock[] | null;
   markdown: { markdown: string; losses: { blockId: string; reason: string }[] } | null;
   createdIso?: string;
+  href?: string;
+  /** The Service-Revision of `head`, when computed for its version. */
+  revision?: { version: number; text: string };
 }
+
+/** The Service-Revision of a loaded document's current head (kept until the version changes). */
+function currentRevision(loaded: Loaded): string {
+  const version = loaded.head.version;
+  const cached = loaded.revision;
+  if (cached !== undefined && cached.version === version) return cached.text;
+  const text = flatString(revisionOf(loaded.head.documentRef, version));
+  loaded.revision = { version, text };
+  return text;
+}
+
+/** The string as one flat sequence (it is compared and copied often; see BlockTree's flatten). */
+function flatString(text: string): string {
+  void Number(text);
+  return text;
+}
+
+/** Transaction origins, one per mutation kind (the origin names the operation). */
+const ORIGINS: Record<string, string> = { create: 'mutation:create', edit: 'mutation:edit', move: 'mutation:move', delete: 'mutation:delete' };
 
 interface CreateResult {
   documentRef: string;
+}
+
+/** What the one application of a mutation needs (checked and parsed before the document's lock). */
+interface MutationJob {
+  actor: Actor;
+  documentRef: string;
+  /** The head read after the request arrived. */
+  head: DocumentHead;
+  ifRevision: string;
+  mutation: DocumentMutationRequest['mutation'];
+  scope: string;
+  fingerprint: string;
 }
 
 /** Tuning of the documents service. */
@@ -71,8 +106,7 @@ export interface DocumentsServiceImpl extends DocumentsService {
 const FORMATS = new Set(['rich-json', 'blocks', 'markdown']);
 /** Room left in the 2 MB response limit for the envelope and receipt around the document JSON. */
 const MAX_DOCUMENT_JSON_BYTES = 2 * 1024 * 1024 - 16 * 1024;
-const utf8 = new TextEncoder();
-const REVISION = /^([a-f0-9]{48})\.([1-9]\d{0,15})$/;
+const REVISION = /^[a-f0-9]{48}\.[1-9]\d{0,15}$/;
 
 /** The opaque Service-Revision of a document version: unique per document and version. */
 export function revisionOf(documentRef: string, version: number): string {
@@ -109,14 +143,26 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     if (!Patterns.documentRef.test(ref)) throw notFound('The document');
     const head = await storage.getDocumentHead(ref);
     if (!visible(actor, head)) throw notFound('The document');
+    return cachedAt(ref, head) ?? loadAt(actor, ref, head);
+  }
+
+  /**
+   * The cached document when it is at `head` (read from storage after the request arrived) or
+   * beyond it (a later mutation of this process, committed since), else null.
+   */
+  function cachedAt(ref: string, head: DocumentHead): Loaded | null {
     const cached = cache.get(ref);
-    if (cached && cached.head.version === head.version) {
-      remember(ref, cached);
-      return cached;
-    }
+    if (cached === undefined || cached.head.version < head.version) return null;
+    remember(ref, cached);
+    return cached;
+  }
+
+  /** Bring the document to `head`: catch up the cached tree from the log, or load it whole. */
+  async function loadAt(actor: Actor, ref: string, head: DocumentHead): Promise<Loaded> {
+    const cached = cache.get(ref);
     if (cached && cached.head.version < head.version) {
       const updates = await storage.loadUpdates(ref, cached.head.version);
-      if (updates && updates.length === head.version - cached.head.version) {
+      if (updates && updates.length === head.version - cached.head.version && cache.get(ref) === cached && cached.head.version < head.version) {
         cached.tree.catchUp(updates.map((u) => u.update));
         cached.head = head;
         cached.view = cached.blocks = cached.markdown = null;
@@ -153,9 +199,9 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       format: 'service-rich-document',
       formatGeneration: 1,
       contentSha256: h.contentSha256,
-      browserHref: browserHref(h.documentRef),
+      browserHref: (loaded.href ??= browserHref(h.documentRef)),
       documentJson: loaded.tree.json(),
-      revision: revisionOf(h.documentRef, h.version),
+      revision: currentRevision(loaded),
       createdAt: (loaded.createdIso ??= isoTimestamp(h.createdAt)),
       updatedAt: isoTimestamp(h.updatedAt),
     };
@@ -177,14 +223,105 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     };
   }
 
-  /** Resolve an idempotent write: replay, conflict, or run `apply` as the one application. */
-  async function once<T>(scope: string, fingerprint: string, replay: (r: IdempotencyRecord<T>) => Promise<unknown>, apply: () => Promise<unknown>): Promise<unknown> {
-    for (;;) {
-      const record = await idem.lookup<T>(scope, fingerprint);
-      if (record) return replay(record);
-      if (idem.busy(scope)) continue; // another request claimed the key while we looked
-      return idem.track(scope, apply);
+  /** The one application of a document creation. */
+  async function createDocument(accountId: string, title: string, scope: string, fingerprint: string): Promise<CreateOutcome> {
+    const now = clock.now();
+    const documentRef = refs.documentRef();
+    const tree = BlockTree.empty();
+    const json = tree.json();
+    const head: DocumentHead = {
+      documentRef,
+      spaceRef: refs.spaceRef(),
+      accountId,
+      title,
+      version: 1,
+      snapshotVersion: 1,
+      contentSha256: sha256(json),
+      blockCount: 0,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const receiptRef = `rcpt_${deps.ids.hex(32)}`;
+    const record: IdempotencyRecord<CreateResult> = { fingerprint, receiptRef, createdAt: now, result: { documentRef } };
+    const snapshot = tree.snapshot();
+    await storage.commit([{ kind: 'document.create', head, snapshot }, idem.recordOp(scope, record)]);
+    const loaded: Loaded = { head, tree, logCount: 0, logBytes: 0, snapshotBytes: snapshot.byteLength, view: null, blocks: null, markdown: null };
+    remember(documentRef, loaded);
+    return { document: viewOf(loaded), idempotency: { idempotency: 'created', receiptRef, v: 1 } };
+  }
+
+  /**
+   * The one application of a mutation, under the document's lock.
+   * @remarks The head read before the lock (after the request arrived) is as good as any later read
+   * for the precondition: storage's compare-and-set on append catches writes made since, and a
+   * cached tree newer than that head holds this process's own later commits.
+   */
+  async function applyMutation(job: MutationJob): Promise<MutationOutcome> {
+    const { actor, documentRef, head, ifRevision, mutation, scope, fingerprint } = job;
+    const loaded = cachedAt(documentRef, head) ?? (await loadAt(actor, documentRef, head));
+    if (ifRevision !== currentRevision(loaded)) {
+      throw new ServiceError(
+        'PRECONDITION_FAILED',
+        `The document is at version ${loaded.head.version}; your revision is stale. Read the current state, replan, and resend with the new revision.`,
+        { requiredAction: 'refresh-resource' },
+      );
     }
+    const plan = planMutation(loaded.tree, mutation, refs.blockId);
+    const base = loaded.head;
+    const update = loaded.tree.apply(plan.writes, ORIGINS[mutation.kind] ?? `mutation:${mutation.kind}`) ?? new Uint8Array([0, 0]);
+    const json = loaded.tree.json();
+    if (json.length * 3 > MAX_DOCUMENT_JSON_BYTES && (json.length > MAX_DOCUMENT_JSON_BYTES || loaded.tree.jsonByteLength() > MAX_DOCUMENT_JSON_BYTES)) {
+      cache.delete(documentRef); // the tree ran ahead of storage: reload it next time
+      throw conflict(
+        'The mutation would make the document larger than the 2 MB response limit, so it could no longer be read through the API; nothing was applied. Split the content over several documents.',
+        'mutation',
+      );
+    }
+    const now = Math.max(clock.now(), base.updatedAt);
+    const newHead: DocumentHead = {
+      documentRef: base.documentRef,
+      spaceRef: base.spaceRef,
+      accountId: base.accountId,
+      title: base.title,
+      version: base.version + 1,
+      snapshotVersion: base.snapshotVersion,
+      contentSha256: sha256(loaded.tree.jsonParts()),
+      blockCount: loaded.tree.size,
+      createdAt: base.createdAt,
+      updatedAt: now,
+    };
+    const receipt: MutationReceipt = {
+      v: 1,
+      documentRef,
+      operationRef: refs.operationRef(),
+      baseVersion: base.version,
+      resultingVersion: newHead.version,
+      contentSha256: newHead.contentSha256,
+      affectedBlockIds: plan.affectedBlockIds,
+    };
+    const receiptRef = `rcpt_${deps.ids.hex(32)}`;
+    try {
+      await storage.commit([
+        { kind: 'document.append', head: newHead, update },
+        // Frozen: the receipt is also returned, and an in-memory store may keep it as it is.
+        idem.recordOp(scope, freezeRecordValue({ fingerprint, receiptRef, createdAt: now, result: receipt })),
+      ]);
+    } catch (error) {
+      // The in-memory tree is ahead of storage now: drop it, storage is the truth.
+      cache.delete(documentRef);
+      if (isStorageConflict(error)) {
+        throw new ServiceError('PRECONDITION_FAILED', 'The document changed while this mutation was applied; read it again and resend.', {
+          requiredAction: 'refresh-resource',
+        });
+      }
+      throw error;
+    }
+    loaded.head = newHead;
+    loaded.view = loaded.blocks = loaded.markdown = null;
+    loaded.logCount++;
+    loaded.logBytes += update.byteLength;
+    if (dueForCompaction(loaded)) compactLater(documentRef);
+    return { document: viewOf(loaded), receipt, idempotency: { idempotency: 'created', receiptRef, v: 1 } };
   }
 
   function compactLater(ref: string): void {
@@ -212,40 +349,15 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const body = parseOrThrow(DocumentCreateRequestSchema, input.body);
       const scope = scopedKey(actor.accountId, key);
       const fingerprint = sha256(`create\n${JSON.stringify(body)}`);
-      const outcome = await once<CreateResult>(
-        scope,
-        fingerprint,
-        async (record): Promise<CreateOutcome> => {
+      for (;;) {
+        const record = await idem.lookup<CreateResult>(scope, fingerprint);
+        if (record) {
           const loaded = await load({ ...actor, documentRef: null }, record.result.documentRef);
           return { document: viewOf(loaded), idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
-        },
-        async (): Promise<CreateOutcome> => {
-          const now = clock.now();
-          const documentRef = refs.documentRef();
-          const tree = BlockTree.empty();
-          const json = tree.json();
-          const head: DocumentHead = {
-            documentRef,
-            spaceRef: refs.spaceRef(),
-            accountId: actor.accountId,
-            title: body.title,
-            version: 1,
-            snapshotVersion: 1,
-            contentSha256: sha256(json),
-            blockCount: 0,
-            createdAt: now,
-            updatedAt: now,
-          };
-          const receiptRef = `rcpt_${deps.ids.hex(32)}`;
-          const record: IdempotencyRecord<CreateResult> = { fingerprint, receiptRef, createdAt: now, result: { documentRef } };
-          const snapshot = tree.snapshot();
-          await storage.commit([{ kind: 'document.create', head, snapshot }, idem.recordOp(scope, record)]);
-          const loaded: Loaded = { head, tree, logCount: 0, logBytes: 0, snapshotBytes: snapshot.byteLength, view: null, blocks: null, markdown: null };
-          remember(documentRef, loaded);
-          return { document: viewOf(loaded), idempotency: { idempotency: 'created', receiptRef, v: 1 } };
-        },
-      );
-      return outcome as CreateOutcome;
+        }
+        if (!idem.busy(scope)) break; // else another request claimed the key while we looked
+      }
+      return idem.track(scope, createDocument(actor.accountId, body.title, scope, fingerprint));
     },
 
     async head(actor, documentRef) {
@@ -260,7 +372,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
         throw invalid('format must be rich-json, blocks or markdown.', [{ field: 'query.format', message: 'must be rich-json, blocks or markdown' }]);
       }
       const loaded = await load(actor, documentRef);
-      const revision = revisionOf(documentRef, loaded.head.version);
+      const revision = currentRevision(loaded);
       const version = loaded.head.version;
       if (format === 'rich-json') return { format: 'rich-json', revision, version, document: viewOf(loaded) };
       const outside: string[] = [];
@@ -292,8 +404,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
         });
       }
       const ifRevision = input.ifRevision;
-      const revisionMatch = REVISION.exec(ifRevision);
-      if (!revisionMatch) {
+      if (!REVISION.test(ifRevision)) {
         throw invalid('Service-If-Revision is not a revision this server issued; send the Service-Revision of your last read unchanged.', [
           { field: 'headers.Service_If_Revision', message: 'is not a valid revision' },
         ]);
@@ -305,77 +416,16 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       if (!visible(actor, head)) throw notFound('The document');
       const scope = scopedKey(actor.accountId, key);
       const fingerprint = sha256(`mutation\n${documentRef}\n${ifRevision}\n${JSON.stringify(body)}`);
-      const outcome = await once<MutationReceipt>(
-        scope,
-        fingerprint,
-        async (record): Promise<MutationOutcome> => {
+      for (;;) {
+        const record = await idem.lookup<MutationReceipt>(scope, fingerprint);
+        if (record) {
           const loaded = await load(actor, documentRef);
           return { document: viewOf(loaded), receipt: record.result, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
-        },
-        () =>
-          locks.run(documentRef, async (): Promise<MutationOutcome> => {
-            const loaded = await load(actor, documentRef);
-            const current = revisionOf(documentRef, loaded.head.version);
-            if (ifRevision !== current) {
-              throw new ServiceError(
-                'PRECONDITION_FAILED',
-                `The document is at version ${loaded.head.version}; your revision is stale. Read the current state, replan, and resend with the new revision.`,
-                { requiredAction: 'refresh-resource' },
-              );
-            }
-            const plan = planMutation(loaded.tree, body.mutation, refs.blockId);
-            const base = loaded.head;
-            const update = loaded.tree.apply(plan.writes, `mutation:${body.mutation.kind}`) ?? new Uint8Array([0, 0]);
-            const json = loaded.tree.json();
-            if (json.length * 3 > MAX_DOCUMENT_JSON_BYTES && utf8.encode(json).byteLength > MAX_DOCUMENT_JSON_BYTES) {
-              cache.delete(documentRef); // the tree ran ahead of storage: reload it next time
-              throw conflict(
-                'The mutation would make the document larger than the 2 MB response limit, so it could no longer be read through the API; nothing was applied. Split the content over several documents.',
-                'mutation',
-              );
-            }
-            const now = Math.max(clock.now(), base.updatedAt);
-            const newHead: DocumentHead = {
-              ...base,
-              version: base.version + 1,
-              contentSha256: sha256(json),
-              blockCount: loaded.tree.size,
-              updatedAt: now,
-            };
-            const receipt: MutationReceipt = {
-              v: 1,
-              documentRef,
-              operationRef: refs.operationRef(),
-              baseVersion: base.version,
-              resultingVersion: newHead.version,
-              contentSha256: newHead.contentSha256,
-              affectedBlockIds: plan.affectedBlockIds,
-            };
-            const receiptRef = `rcpt_${deps.ids.hex(32)}`;
-            try {
-              await storage.commit([
-                { kind: 'document.append', head: newHead, update },
-                idem.recordOp(scope, { fingerprint, receiptRef, createdAt: now, result: receipt }),
-              ]);
-            } catch (error) {
-              // The in-memory tree is ahead of storage now: drop it, storage is the truth.
-              cache.delete(documentRef);
-              if (isStorageConflict(error)) {
-                throw new ServiceError('PRECONDITION_FAILED', 'The document changed while this mutation was applied; read it again and resend.', {
-                  requiredAction: 'refresh-resource',
-                });
-              }
-              throw error;
-            }
-            loaded.head = newHead;
-            loaded.view = loaded.blocks = loaded.markdown = null;
-            loaded.logCount++;
-            loaded.logBytes += update.byteLength;
-            if (dueForCompaction(loaded)) compactLater(documentRef);
-            return { document: viewOf(loaded), receipt, idempotency: { idempotency: 'created', receiptRef, v: 1 } };
-          }),
-      );
-      return outcome as MutationOutcome;
+        }
+        if (!idem.busy(scope)) break; // else another request claimed the key while we looked
+      }
+      const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint };
+      return idem.track(scope, locks.run(documentRef, () => applyMutation(job)));
     },
 
     async list(actor, query): Promise<DocumentPage> {
@@ -411,7 +461,7 @@ function before(head: DocumentHead, after: { updatedAt: number; documentRef: str
 
 /** Validate a DocumentMutationRequest: schema, then what the schema cannot say. */
 function validateMutation(input: unknown): DocumentMutationRequest {
-  const body = parseOrThrow(DocumentMutationRequestSchema, input);
+  const body = parseMutationRequest(input);
   const errors: FieldError[] = [];
   const m = body.mutation;
   if (m.kind === 'create') {

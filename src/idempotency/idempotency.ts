@@ -74,14 +74,14 @@ export class IdempotencyStore {
     return stored.value;
   }
 
-  /** Run `task` as the one in-flight application of `scope`. */
-  track<T>(scope: string, task: () => Promise<T>): Promise<T> {
-    const p = task();
-    this.inflight.set(scope, p);
-    void p.finally(() => {
-      if (this.inflight.get(scope) === p) this.inflight.delete(scope);
-    }).catch(() => undefined);
-    return p;
+  /** Register `application` (started by the caller) as the one in-flight application of `scope`. */
+  track<T>(scope: string, application: Promise<T>): Promise<T> {
+    this.inflight.set(scope, application);
+    const settled = () => {
+      if (this.inflight.get(scope) === application) this.inflight.delete(scope);
+    };
+    void application.then(settled, settled);
+    return application;
   }
 
   /** True while an application of `scope` is in flight. */
