@@ -40,6 +40,11 @@ export class KeyedLock {
     }
   }
 
+  /** True while a task of `key` runs or waits. */
+  busy(key: string): boolean {
+    return this.queues.has(key);
+  }
+
   /** Settles when every task queued so far (and any queued meanwhile) has settled. */
   idle(): Promise<void> {
     if (this.queues.size === 0) return Promise.resolve();

@@ -340,6 +340,44 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     void task.catch(() => cache.delete(ref)).finally(() => background.delete(task));
   }
 
+  /**
+   * The committed view of a document.
+   * @remarks A mutation holds the document's lock from applying to its tree until its commit is
+   * durable; meanwhile the tree is ahead of the head, so a reader that finds the lock held waits for
+   * it and loads again. Everything after the load is synchronous, so nothing interleaves.
+   */
+  async function committedView(actor: Actor, documentRef: string): Promise<DocumentView> {
+    const loaded = await load(actor, documentRef);
+    if (locks.busy(documentRef)) return locks.run(documentRef, async () => viewOf(await load(actor, documentRef)));
+    return viewOf(loaded);
+  }
+
+  /** One representation of a loaded document (synchronous: nothing can interleave). */
+  function represent(loaded: Loaded, documentRef: string, format: string): DocumentRead {
+    const revision = currentRevision(loaded);
+    const version = loaded.head.version;
+    if (format === 'rich-json') return { format: 'rich-json', revision, version, document: viewOf(loaded) };
+    const outside: string[] = [];
+    for (const entry of loaded.tree.walk()) if (!isGrammarBlock(entry.rec)) outside.push(entry.id);
+    if (outside.length) {
+      throw conflict(
+        `The document holds ${outside.length} block(s) outside the Markdown grammar (first: ${outside[0]}); read it with format=rich-json.`,
+      );
+    }
+    if (format === 'blocks') {
+      loaded.blocks ??= flatBlocks(loaded.tree);
+      return { format: 'blocks', revision, version, documentRef, blocks: loaded.blocks };
+    }
+    let projection = loaded.markdown;
+    if (!projection) {
+      const projected = projectMarkdown(loaded.tree.walk());
+      if ('outsideGrammar' in projected) throw conflict('The document holds blocks outside the Markdown grammar; read it with format=rich-json.');
+      projection = loaded.markdown = projected;
+    }
+    const { markdown, losses } = projection;
+    return { format: 'markdown', revision, version, documentRef, markdown, lossCount: losses.length, losses };
+  }
+
   const service: DocumentsServiceImpl = {
     async create(actor, input): Promise<CreateOutcome> {
       if (actor.documentRef !== null) {
@@ -352,8 +390,8 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       for (;;) {
         const record = await idem.lookup<CreateResult>(scope, fingerprint);
         if (record) {
-          const loaded = await load({ ...actor, documentRef: null }, record.result.documentRef);
-          return { document: viewOf(loaded), idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
+          const document = await committedView({ ...actor, documentRef: null }, record.result.documentRef);
+          return { document, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
         }
         if (!idem.busy(scope)) break; // else another request claimed the key while we looked
       }
@@ -372,28 +410,8 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
         throw invalid('format must be rich-json, blocks or markdown.', [{ field: 'query.format', message: 'must be rich-json, blocks or markdown' }]);
       }
       const loaded = await load(actor, documentRef);
-      const revision = currentRevision(loaded);
-      const version = loaded.head.version;
-      if (format === 'rich-json') return { format: 'rich-json', revision, version, document: viewOf(loaded) };
-      const outside: string[] = [];
-      for (const entry of loaded.tree.walk()) if (!isGrammarBlock(entry.rec)) outside.push(entry.id);
-      if (outside.length) {
-        throw conflict(
-          `The document holds ${outside.length} block(s) outside the Markdown grammar (first: ${outside[0]}); read it with format=rich-json.`,
-        );
-      }
-      if (format === 'blocks') {
-        loaded.blocks ??= flatBlocks(loaded.tree);
-        return { format: 'blocks', revision, version, documentRef, blocks: loaded.blocks };
-      }
-      let projection = loaded.markdown;
-      if (!projection) {
-        const projected = projectMarkdown(loaded.tree.walk());
-        if ('outsideGrammar' in projected) throw conflict('The document holds blocks outside the Markdown grammar; read it with format=rich-json.');
-        projection = loaded.markdown = projected;
-      }
-      const { markdown, losses } = projection;
-      return { format: 'markdown', revision, version, documentRef, markdown, lossCount: losses.length, losses };
+      if (locks.busy(documentRef)) return locks.run(documentRef, async () => represent(await load(actor, documentRef), documentRef, format));
+      return represent(loaded, documentRef, format);
     },
 
     async mutate(actor, documentRef, input): Promise<MutationOutcome> {
@@ -419,8 +437,8 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       for (;;) {
         const record = await idem.lookup<MutationReceipt>(scope, fingerprint);
         if (record) {
-          const loaded = await load(actor, documentRef);
-          return { document: viewOf(loaded), receipt: record.result, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
+          const document = await committedView(actor, documentRef);
+          return { document, receipt: record.result, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
         }
         if (!idem.busy(scope)) break; // else another request claimed the key while we looked
       }
