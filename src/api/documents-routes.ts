@@ -56,32 +56,25 @@ export const createDocument: Operation = {
 
 /**
  * GET /api/v1/documents/{documentRef}?format=rich-json|blocks|markdown.
- * @remarks With If-None-Match the cheap head is read first; a 304 does not charge the request budget
- * (a conditional read that finds nothing new costs the server almost nothing, as on GitHub's API).
- * Every other outcome, 404 included, is charged.
+ * @remarks With If-None-Match the cheap head is read first, so a 304 costs the server almost nothing;
+ * it is still charged like every authenticated request (the issue names the only exceptions:
+ * activation-blocked operations and the proposal 409).
  */
 export const readDocument: Operation = {
   auth: 'bearer',
   allScopes: ['document:read'],
-  charge: 'self',
+  charge: 'before',
   async run(ctx): Promise<PlainResponse> {
     const actor = actorOf(ctx);
     const ref = ctx.params[0]!;
     const formatParam = queryParam(ctx.query, 'format');
     const format = formatParam ?? 'rich-json';
     if (!FORMATS.has(format)) {
-      ctx.charge();
       throw invalid('format must be rich-json, blocks or markdown.', [{ field: 'query.format', message: 'must be rich-json, blocks or markdown' }]);
     }
     const ifNoneMatch = ctx.request.headers['if-none-match'];
     if (ifNoneMatch !== undefined) {
-      let head: { revision: string };
-      try {
-        head = await ctx.engine.documents.head(actor, ref);
-      } catch (e) {
-        ctx.charge();
-        throw e;
-      }
+      const head = await ctx.engine.documents.head(actor, ref);
       const etag = weakEtag(head.revision, format);
       if (etagMatches(ifNoneMatch, etag)) {
         const headers = baseHeaders(ctx, null);
@@ -90,7 +83,6 @@ export const readDocument: Operation = {
         return { status: 304, headers };
       }
     }
-    ctx.charge();
     const read = await ctx.engine.documents.read(actor, ref, formatParam);
     const revisionHeaders = { 'service-revision': read.revision, etag: weakEtag(read.revision, read.format) };
     if (read.format === 'rich-json') return ok(ctx, 200, documentDataBody(read.document), { headers: revisionHeaders });
