@@ -3,22 +3,21 @@
  * @module
  */
 import { projectMarkdown } from '../blocks/markdown-projection.ts';
-import { parseInline } from '../blocks/inline-markdown.ts';
 import { isGrammarBlock } from '../blocks/model.ts';
 import { BlockTree } from '../blocks/tree.ts';
 import { isoTimestamp } from '../clock.ts';
 import type { Actor, EngineDeps } from '../deps.ts';
-import { ServiceError, conflict, invalid, notFound, type FieldError } from '../errors.ts';
+import { ServiceError, conflict, invalid, notFound } from '../errors.ts';
 import { IdempotencyStore, requireIdempotencyKey, scopedKey, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { Patterns } from '../ids.ts';
 import { freezeRecordValue, isStorageConflict, type DocumentHead } from '../ports.ts';
 import { parseOrThrow } from '../validation.ts';
-import { checkBlock, countBlocks } from './block-input.ts';
 import { decodeCursor, encodeCursor, parseLimit } from './cursor.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { planMutation } from './plan.ts';
-import { parseMutationRequest } from './mutation-request.ts';
-import { DocumentCreateRequestSchema, Limits, type DocumentMutationRequest } from './schemas.ts';
+import { validateMutation } from './validate-mutation.ts';
+import { flatBlocks } from './flat-blocks.ts';
+import { DocumentCreateRequestSchema, type DocumentMutationRequest } from './schemas.ts';
 import type {
   CreateOutcome,
   DocumentPage,
@@ -475,59 +474,4 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
 /** True when `head` sorts strictly after the cursor position (newest first, ties by ref descending). */
 function before(head: DocumentHead, after: { updatedAt: number; documentRef: string }): boolean {
   return head.updatedAt < after.updatedAt || (head.updatedAt === after.updatedAt && head.documentRef < after.documentRef);
-}
-
-/** Validate a DocumentMutationRequest: schema, then what the schema cannot say. */
-function validateMutation(input: unknown): DocumentMutationRequest {
-  const body = parseMutationRequest(input);
-  const errors: FieldError[] = [];
-  const m = body.mutation;
-  if (m.kind === 'create') {
-    m.blocks.forEach((b, i) => checkBlock(b, `mutation.blocks.${i}`, errors));
-    const total = countBlocks(m.blocks);
-    if (total > Limits.affectedMax) {
-      errors.push({ field: 'mutation.blocks', message: `creates ${total} blocks with their children; one create may add at most ${Limits.affectedMax}` });
-    }
-  } else if (m.kind === 'edit') {
-    checkBlock(m.block, 'mutation.block', errors);
-  } else {
-    const seen = new Set<string>();
-    m.blockIds.forEach((id, i) => {
-      if (seen.has(id)) errors.push({ field: `mutation.blockIds.${i}`, message: `repeats block ${id}` });
-      seen.add(id);
-    });
-  }
-  if (errors.length) {
-    throw new ServiceError('INVALID_REQUEST', `The mutation is not valid: ${errors[0]!.field} ${errors[0]!.message}.`, { fieldErrors: errors });
-  }
-  return body;
-}
-
-/** The `blocks` representation: every block in document order with parent, index and own fields. */
-function flatBlocks(tree: BlockTree): FlatBlock[] {
-  const out: FlatBlock[] = [];
-  for (const e of tree.walk()) {
-    const r = e.rec;
-    const block: FlatBlock = { id: e.id, parentBlockId: e.parentId, index: e.indexInParent, depth: e.depth, type: r.t, citations: [] };
-    if (r.md !== undefined) {
-      block.markdown = r.md;
-      const parsed = parseInline(r.md);
-      if (parsed.ok) block.citations = [...parsed.citations];
-    }
-    if (r.lv !== undefined) block.level = r.lv;
-    if (r.ck !== undefined) block.checked = r.ck;
-    if (r.code !== undefined) block.code = r.code;
-    if (r.lang !== undefined) block.language = r.lang;
-    if (r.rows !== undefined) {
-      block.rows = r.rows;
-      const cited = new Set<string>();
-      for (const row of r.rows) for (const cell of row) {
-        const parsed = parseInline(cell);
-        if (parsed.ok) for (const c of parsed.citations) cited.add(c);
-      }
-      block.citations = [...cited];
-    }
-    out.push(block);
-  }
-  return out;
 }
