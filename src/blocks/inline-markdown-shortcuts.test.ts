@@ -5,18 +5,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseInline, parseInlineUncached } from './inline-markdown.ts';
+import { seededRandom } from '../../fixtures/test-kit.ts';
 
-/** splitmix32: reproducible runs. */
-function prng(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x9e3779b9) >>> 0;
-    let z = state;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    return ((z ^ (z >>> 16)) >>> 0) / 2 ** 32;
-  };
-}
+const prng = seededRandom;
 
 const PIECES = ['a', 'Z', '7', ' ', '  ', '*', '**', '***', '.', ',', '(', ')', '"', "'", 'é', '\u00a0', '\t', '_', '-', '1.', '2)', '#', '!', '?', ':', '$', '{', 'text', 'bold', '**x**', '*y*', ' **b c** ', '\n', '    ', 'ß', '😀'];
 

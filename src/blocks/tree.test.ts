@@ -8,18 +8,9 @@ import * as assert from 'uvu/assert';
 import { sha256Hex } from '../hash.ts';
 import type { BlockRecord } from './model.ts';
 import { BlockTree, type BlockWrite } from './tree.ts';
+import { seededRandom } from '../../fixtures/test-kit.ts';
 
-/** splitmix32: reproducible runs. */
-function prng(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x9e3779b9) >>> 0;
-    let z = state;
-    z = Math.imul(z ^ (z >>> 16), 0x85ebca6b) >>> 0;
-    z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35) >>> 0;
-    return ((z ^ (z >>> 16)) >>> 0) / 2 ** 32;
-  };
-}
+const prng = seededRandom;
 
 const TEXTS = ['plain', 'with **bold** text', 'émoji 😀 and ü', '', 'a [link](https://example.com/x)', '`code` here'];
 
