@@ -1,0 +1,68 @@
+/**
+ * knowledge-workspace: the embeddable engine of the agent-facing knowledge workspace API.
+ * Public exports only; storage adapters and transports have their own entry points
+ * (`knowledge-workspace/adapters/memory`, `…/adapters/lowdb`, `…/transports/http`, `…/transports/inproc`,
+ * and the storage conformance suite at `knowledge-workspace/testing`).
+ * @module
+ */
+export { createEngine, type Engine, type EngineOptions } from './engine.ts';
+export type { Actor, EngineDeps } from './deps.ts';
+export {
+  ServiceError,
+  isServiceError,
+  ErrorCode,
+  type ApiError,
+  type FieldError,
+  type RequiredAction,
+  type ServiceErrorOptions,
+} from './errors.ts';
+export { systemClock, manualClock, isoTimestamp, type Clock, type ManualClock } from './clock.ts';
+export {
+  Patterns,
+  parseDocumentRef,
+  parseBlockId,
+  parseJobId,
+  randomIds,
+  seededIds,
+  refMinter,
+  type IdSource,
+  type DocumentRef,
+  type SpaceRef,
+  type OperationRef,
+  type CredentialRef,
+  type BlockId,
+  type JobId,
+} from './ids.ts';
+export {
+  StorageConflictError,
+  isStorageConflict,
+  freezeRecordValue,
+  type Storage,
+  type BatchOp,
+  type DocumentHead,
+  type StoredDocument,
+  type StoredUpdate,
+  type StoredRecord,
+  type HeadCursor,
+} from './ports.ts';
+export type {
+  DocumentsService,
+  DocumentView,
+  DocumentSummary,
+  DocumentRead,
+  DocumentPage,
+  DocumentFormat,
+  FlatBlock,
+  MarkdownLoss,
+  MutationReceipt,
+  MutationOutcome,
+  CreateOutcome,
+  IdempotencyReceipt,
+} from './documents/types.ts';
+export { documentDataJson, documentData } from './documents/serialize.ts';
+export { BLOCK_TYPES, type BlockType, type BlockInput } from './blocks/model.ts';
+export { importBlockNote } from './blocks/blocknote-import.ts';
+export { sha256Hex, type Sha256Hex } from './hash.ts';
+export { createApiHandler, type ApiHandlerOptions } from './api/handler.ts';
+export type { Handler, PlainRequest, PlainResponse } from './api/types.ts';
+export { buildOpenApi } from './api/openapi.ts';
