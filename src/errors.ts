@@ -125,7 +125,7 @@ export function invalid(message: string, fieldErrors?: FieldError[]): ServiceErr
 
 /** Shorthand for NOT_FOUND: used for absent and out-of-boundary references alike. */
 export function notFound(what: string): ServiceError {
-  return new ServiceError('NOT_FOUND', `${what} was not found.`);
+  return new ServiceError('NOT_FOUND', `${what} was not found: it does not exist or is outside this credential's boundary; check the reference.`);
 }
 
 /** Shorthand for a structural CONFLICT, optionally naming the field (fence) that did not match. */

@@ -178,7 +178,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     const method = request.method;
     const match = router.match(method, path);
     if (match === null) {
-      throw new ServiceError('NOT_FOUND', `No operation exists at ${path.length > 200 ? `${path.slice(0, 200)}…` : path}.`);
+      throw new ServiceError('NOT_FOUND', `No operation exists at ${path.length > 200 ? `${path.slice(0, 200)}…` : path}; the operations are listed in /openapi.json.`);
     }
     const op = match.operation;
     if (op === undefined) {
@@ -220,7 +220,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     }
     if (ctx.credential) {
       const missing = missingScope(op, ctx.credential);
-      if (missing !== null) throw new ServiceError('FORBIDDEN', `This credential lacks the scope ${missing}.`);
+      if (missing !== null) throw new ServiceError('FORBIDDEN', `This credential lacks the scope ${missing}; use a token created with it.`);
     }
 
     if (op.charge === 'before') ctx.charge();

@@ -4,7 +4,7 @@
  */
 import { projectMarkdown } from '../blocks/markdown-projection.ts';
 import { isGrammarBlock } from '../blocks/model.ts';
-import { BlockTree } from '../blocks/tree.ts';
+import { BlockTree, type BlockWrite } from '../blocks/tree.ts';
 import { isoTimestamp } from '../clock.ts';
 import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError, conflict, invalid, notFound } from '../errors.ts';
@@ -17,6 +17,7 @@ import { KeyedLock } from './keyed-lock.ts';
 import { planMutation } from './plan.ts';
 import { validateMutation } from './validate-mutation.ts';
 import { flatBlocks } from './flat-blocks.ts';
+import { importEditorBlocks } from './import-editor-blocks.ts';
 import { DocumentCreateRequestSchema, type DocumentMutationRequest } from './schemas.ts';
 import type {
   CreateOutcome,
@@ -223,10 +224,16 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
   }
 
   /** The one application of a document creation. */
-  async function createDocument(accountId: string, title: string, scope: string, fingerprint: string): Promise<CreateOutcome> {
+  async function createDocument(accountId: string, title: string, scope: string, fingerprint: string, initial: BlockWrite[]): Promise<CreateOutcome> {
     const now = clock.now();
     const documentRef = refs.documentRef();
     const tree = BlockTree.empty();
+    if (initial.length) {
+      tree.apply(initial, 'import');
+      if (tree.jsonByteLength() > MAX_DOCUMENT_JSON_BYTES) {
+        throw conflict('These editor blocks make a document larger than the 2 MB response limit; nothing was created.', 'editorBlocks');
+      }
+    }
     const json = tree.json();
     const head: DocumentHead = {
       documentRef,
@@ -236,7 +243,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       version: 1,
       snapshotVersion: 1,
       contentSha256: sha256(json),
-      blockCount: 0,
+      blockCount: tree.size,
       createdAt: now,
       updatedAt: now,
     };
@@ -356,26 +363,27 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     const revision = currentRevision(loaded);
     const version = loaded.head.version;
     if (format === 'rich-json') return { format: 'rich-json', revision, version, document: viewOf(loaded) };
-    const outside: string[] = [];
-    for (const entry of loaded.tree.walk()) if (!isGrammarBlock(entry.rec)) outside.push(entry.id);
-    if (outside.length) {
-      throw conflict(
-        `The document holds ${outside.length} block(s) outside the Markdown grammar (first: ${outside[0]}); read it with format=rich-json.`,
-      );
-    }
+    // Built once per version: the grammar check walks the whole tree, so it runs only with the build.
     if (format === 'blocks') {
-      loaded.blocks ??= flatBlocks(loaded.tree);
+      if (!loaded.blocks) {
+        requireGrammar(loaded.tree);
+        loaded.blocks = flatBlocks(loaded.tree);
+      }
       return { format: 'blocks', revision, version, documentRef, blocks: loaded.blocks };
     }
     let projection = loaded.markdown;
     if (!projection) {
       const projected = projectMarkdown(loaded.tree.walk());
-      if ('outsideGrammar' in projected) throw conflict('The document holds blocks outside the Markdown grammar; read it with format=rich-json.');
+      if ('outsideGrammar' in projected) {
+        requireGrammar(loaded.tree);
+        throw conflict('The document holds blocks outside the Markdown grammar; read it with format=rich-json.');
+      }
       projection = loaded.markdown = projected;
     }
     const { markdown, losses } = projection;
     return { format: 'markdown', revision, version, documentRef, markdown, lossCount: losses.length, losses };
   }
+
 
   const service: DocumentsServiceImpl = {
     async create(actor, input): Promise<CreateOutcome> {
@@ -385,7 +393,8 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const key = requireIdempotencyKey(input.idempotencyKey);
       const body = parseOrThrow(DocumentCreateRequestSchema, input.body);
       const scope = scopedKey(actor.accountId, key);
-      const fingerprint = sha256(`create\n${JSON.stringify(body)}`);
+      const initial = input.editorBlocks === undefined ? [] : importEditorBlocks(input.editorBlocks, refs.blockId);
+      const fingerprint = sha256(`create\n${JSON.stringify(body)}${input.editorBlocks === undefined ? '' : `\n${JSON.stringify(input.editorBlocks)}`}`);
       for (;;) {
         const record = await idem.lookup<CreateResult>(scope, fingerprint);
         if (record) {
@@ -394,7 +403,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
         }
         if (!idem.busy(scope)) break; // else another request claimed the key while we looked
       }
-      return idem.track(scope, createDocument(actor.accountId, body.title, scope, fingerprint));
+      return idem.track(scope, createDocument(actor.accountId, body.title, scope, fingerprint, initial));
     },
 
     async head(actor, documentRef) {
@@ -474,4 +483,15 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
 /** True when `head` sorts strictly after the cursor position (newest first, ties by ref descending). */
 function before(head: DocumentHead, after: { updatedAt: number; documentRef: string }): boolean {
   return head.updatedAt < after.updatedAt || (head.updatedAt === after.updatedAt && head.documentRef < after.documentRef);
+}
+
+/** CONFLICT when the tree holds blocks outside the Markdown grammar (only rich-json can carry them). */
+function requireGrammar(tree: BlockTree): void {
+  const outside: string[] = [];
+  for (const entry of tree.walk()) if (!isGrammarBlock(entry.rec)) outside.push(entry.id);
+  if (outside.length) {
+    throw conflict(
+      `The document holds ${outside.length} block(s) outside the Markdown grammar (first: ${outside[0]}); read it with format=rich-json.`,
+    );
+  }
 }

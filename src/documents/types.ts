@@ -123,7 +123,13 @@ export interface DocumentPage {
  */
 export interface DocumentsService {
   /** POST /documents. `body` is the raw parsed JSON. A document-bound actor gets FORBIDDEN. */
-  create(actor: Actor, input: { idempotencyKey: string | undefined; body: unknown }): Promise<CreateOutcome>;
+  /**
+   * @param input.editorBlocks in-process only (not part of the HTTP contract): the `blocks` of a
+   * BlockNote editor document to start from. The eight grammar types are read back as Markdown
+   * blocks; any other editor block is kept verbatim, after which `blocks` and `markdown` reads
+   * answer CONFLICT and only rich-json can carry the document.
+   */
+  create(actor: Actor, input: { idempotencyKey: string | undefined; body: unknown; editorBlocks?: unknown }): Promise<CreateOutcome>;
   /** Current revision and version, cheap (for If-None-Match). NOT_FOUND outside the boundary. */
   head(actor: Actor, documentRef: string): Promise<{ revision: string; version: number }>;
   /** GET /documents/{ref}. `format` is the raw query value (undefined: rich-json). */
