@@ -65,8 +65,58 @@ export type BatchOp =
   | { kind: 'document.create'; head: DocumentHead; snapshot: Uint8Array }
   | { kind: 'document.append'; head: DocumentHead; update: Uint8Array }
   | { kind: 'document.compact'; documentRef: string; snapshotVersion: number; snapshot: Uint8Array }
-  | { kind: 'record.put'; collection: string; key: string; value: unknown; expectedRevision?: number | null }
-  | { kind: 'record.delete'; collection: string; key: string; expectedRevision?: number };
+  | { kind: 'record.put'; collection: string; key: string; value: unknown; expectedRevision?: number | null; index?: RecordIndexEntry }
+  | { kind: 'record.delete'; collection: string; key: string; expectedRevision?: number }
+  | { kind: 'stream.append'; stream: string; seq: number; value: unknown };
+
+/**
+ * Where a record stands in its collection's listing (see {@link Storage.listPage}). A put without
+ * `index` removes the record from the listing; a put with one replaces its previous position.
+ */
+export interface RecordIndexEntry {
+  /** The listing the record belongs to, e.g. a credential's jobs. */
+  partition: string;
+  /**
+   * What the listing sorts by, compared as strings (newest first = largest first); ties are broken by
+   * the record key, also descending. Callers encode numbers fixed-width (see {@link sortKeyOfTime}).
+   */
+  sortKey: string;
+}
+
+/** A fixed-width, string-sortable encoding of epoch milliseconds for {@link RecordIndexEntry.sortKey}. */
+export function sortKeyOfTime(epochMs: number): string {
+  return Math.max(0, Math.floor(epochMs)).toString(16).padStart(13, '0');
+}
+
+/** One page of {@link Storage.listPage}. */
+export interface RecordPage<T = unknown> {
+  records: StoredRecord<T>[];
+  /** Opaque position after the last record of this page; null when no record follows. */
+  next: string | null;
+}
+
+/** One entry of an append-only stream. */
+export interface StreamEntry<T = unknown> {
+  /** 1 for the first entry, +1 for each next one. */
+  seq: number;
+  value: T;
+}
+
+/**
+ * A payload-free change notification's topic: a record or a stream. Built with {@link recordTopic}
+ * and {@link streamTopic}.
+ */
+export type ChangeTopic = string;
+
+/** The topic of one record. */
+export function recordTopic(collection: string, key: string): ChangeTopic {
+  return `record\u0000${collection}\u0000${key}`;
+}
+
+/** The topic of one stream. */
+export function streamTopic(stream: string): ChangeTopic {
+  return `stream\u0000${stream}`;
+}
 
 const frozenValues = new WeakSet<object>();
 
@@ -161,7 +211,29 @@ export interface Storage {
   getRecord<T = unknown>(collection: string, key: string): Promise<StoredRecord<T> | null>;
   /** Records of a collection whose key starts with `prefix`, in ascending key order. */
   listRecords<T = unknown>(collection: string, prefix?: string): Promise<StoredRecord<T>[]>;
+  /**
+   * One page of a collection's records that carry an index entry of `partition`, ordered by
+   * `sortKey` descending, then key descending; strictly after `after` (a `next` of an earlier page of
+   * the same collection and partition). `limit` is 1-1000.
+   */
+  listPage<T = unknown>(collection: string, partition: string, limit: number, after?: string | null): Promise<RecordPage<T>>;
+  /** Entries of `stream` with seq > `afterSeq`, ascending, at most `limit` (1-1000). */
+  readStream<T = unknown>(stream: string, afterSeq: number, limit: number): Promise<StreamEntry<T>[]>;
+  /** The seq of the last entry of `stream`; 0 when it has none. */
+  streamHead(stream: string): Promise<number>;
+  /**
+   * Apply a batch atomically.
+   * @remarks `stream.append` succeeds only when `seq` is exactly the stream's head + 1 (counting
+   * earlier appends of the same batch), like a document append. After the batch is durable, every
+   * listener of a touched record or stream topic is called once (without payload; it reads the store).
+   */
   commit(ops: BatchOp[]): Promise<void>;
+  /**
+   * Call `listener` after every committed batch that touches `topic` (a record put or delete, a stream
+   * append), in this process and — for adapters shared by several processes — in the others.
+   * @returns a function that removes the listener. Listeners must not throw; one that does is ignored.
+   */
+  subscribe(topic: ChangeTopic, listener: () => void): () => void;
   /** Flush and release resources (files, locks, connections). Further calls reject. */
   close(): Promise<void>;
 }
