@@ -4,8 +4,8 @@
  * @module
  */
 import type { DocumentHead, StoredUpdate } from '../../src/ports.ts';
-import type { CollectionView, CoreView, DocumentView } from '../memory/core-view.ts';
-import type { RecordEntry } from '../memory/record-table.ts';
+import type { CollectionView, CoreView, DocumentView } from '../core/core-view.ts';
+import type { RecordEntry } from '../core/record-table.ts';
 import { fromBase64, toBase64 } from './bytes-codec.ts';
 
 /** The `format` field that marks a checkpoint file. */

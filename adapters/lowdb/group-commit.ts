@@ -4,9 +4,9 @@
  * @module
  */
 import type { BatchOp } from '../../src/ports.ts';
-import { validateBatch, type BatchEffects } from '../memory/batch-validator.ts';
-import type { MemoryCore } from '../memory/memory-core.ts';
-import { prepareBatch, type PreparedOp } from '../memory/prepared-op.ts';
+import { validateBatch, type BatchEffects } from '../core/batch-validator.ts';
+import type { MemoryCore } from '../core/memory-core.ts';
+import { prepareBatch, type PreparedOp } from '../core/prepared-op.ts';
 import { encodeBatchLine } from './journal-codec.ts';
 import { PendingProjection } from './pending-projection.ts';
 

@@ -4,7 +4,7 @@
  * @module
  */
 import type { DocumentHead } from '../../src/ports.ts';
-import { putJson, type PreparedOp } from '../memory/prepared-op.ts';
+import { putJson, type PreparedOp } from '../core/prepared-op.ts';
 import { fromBase64, toBase64 } from './bytes-codec.ts';
 import { crc32 } from './crc32.ts';
 

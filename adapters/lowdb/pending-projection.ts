@@ -2,7 +2,7 @@
  * The projected effects of batches that were accepted but are not applied yet.
  * @module
  */
-import { recordId, type BatchEffects, type DocFacts, type FactSource } from '../memory/batch-validator.ts';
+import { recordId, type BatchEffects, type DocFacts, type FactSource } from '../core/batch-validator.ts';
 
 interface Stamped<T> {
   value: T;

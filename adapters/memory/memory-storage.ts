@@ -3,9 +3,9 @@
  * @module
  */
 import type { BatchOp, Storage } from '../../src/ports.ts';
-import { validateBatch } from './batch-validator.ts';
-import { MemoryCore } from './memory-core.ts';
-import { prepareBatch } from './prepared-op.ts';
+import { validateBatch } from '../core/batch-validator.ts';
+import { MemoryCore } from '../core/memory-core.ts';
+import { prepareBatch } from '../core/prepared-op.ts';
 
 function closedError(): Error {
   return new Error('memory storage is closed');
