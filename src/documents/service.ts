@@ -415,7 +415,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
 
     async read(actor, documentRef, format = 'rich-json'): Promise<DocumentRead> {
       if (!FORMATS.has(format)) {
-        throw invalid('format must be rich-json, blocks or markdown.', [{ field: 'query.format', message: 'must be rich-json, blocks or markdown' }]);
+        throw invalid('format must be rich-json, blocks or markdown.', [{ field: 'format', message: 'must be rich-json, blocks or markdown' }]);
       }
       const loaded = await load(actor, documentRef);
       if (locks.busy(documentRef)) return locks.run(documentRef, async () => represent(await load(actor, documentRef), documentRef, format));
@@ -432,7 +432,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const ifRevision = input.ifRevision;
       if (!REVISION.test(ifRevision)) {
         throw invalid('Service-If-Revision is not a revision this server issued; send the Service-Revision of your last read unchanged.', [
-          { field: 'headers.Service_If_Revision', message: 'is not a valid revision' },
+          { field: 'ifRevision', message: 'is not a valid revision' },
         ]);
       }
       const body = validateMutation(input.body);

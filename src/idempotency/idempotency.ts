@@ -26,13 +26,13 @@ export interface IdempotencyRecord<T = unknown> {
 export function requireIdempotencyKey(key: string | undefined): string {
   if (key === undefined || key === '') {
     throw new ServiceError('IDEMPOTENCY_REQUIRED', 'This write needs an Idempotency-Key header (16-128 letters, digits, underscores or hyphens).', {
-      fieldErrors: [{ field: 'headers.Idempotency_Key', message: 'is required' }],
+      fieldErrors: [{ field: 'idempotencyKey', message: 'is required' }],
       requiredAction: 'choose-new-idempotency-key',
     });
   }
   if (!Patterns.idempotencyKey.test(key)) {
     throw new ServiceError('INVALID_REQUEST', 'Idempotency-Key must be 16-128 characters of letters, digits, underscores or hyphens.', {
-      fieldErrors: [{ field: 'headers.Idempotency_Key', message: 'must be 16-128 characters of letters, digits, underscores or hyphens' }],
+      fieldErrors: [{ field: 'idempotencyKey', message: 'must be 16-128 characters of letters, digits, underscores or hyphens' }],
     });
   }
   return key;
