@@ -22,6 +22,8 @@ export interface EngineOptions {
   baseUrl?: string;
   /** Length of a credential's request-budget window; default 24 hours. */
   budgetWindowMs?: number;
+  /** How long an idempotency record replays its write (ms); default 24 hours. After it the key is a new intent. */
+  idempotencyRetentionMs?: number;
 }
 
 /** The engine: the only door to the state. */
@@ -50,7 +52,7 @@ export function createEngine(options: EngineOptions): Engine {
     sha256: options.sha256 ?? sha256Hex,
     baseUrl: options.baseUrl ?? '',
   };
-  const documents = createDocumentsService(deps);
+  const documents = createDocumentsService(deps, { idempotencyRetentionMs: options.idempotencyRetentionMs });
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
   let closed: Promise<void> | null = null;

@@ -4,8 +4,9 @@
  * @module
  */
 import type { Actor, EngineDeps } from '../deps.ts';
-import { ServiceError } from '../errors.ts';
-import { IdempotencyStore, requireIdempotencyKey, scopedKey } from '../idempotency/idempotency.ts';
+import { ServiceError, isServiceError } from '../errors.ts';
+import { IdempotencyStore, requireIdempotencyKey, scopedKey, type IdempotencyRecord } from '../idempotency/idempotency.ts';
+import { isStorageConflict } from '../ports.ts';
 import { parseOrThrow } from '../validation.ts';
 import { visibleHead } from './access.ts';
 import { DocumentCache, type Loaded } from './cache.ts';
@@ -36,11 +37,13 @@ export interface DocumentsOptions {
    */
   compactEveryBytes?: number;
   compactEvery?: number;
+  /** How long an idempotency record replays (ms); default 24 hours. After it the key is a new intent. */
+  idempotencyRetentionMs?: number | undefined;
 }
 
 /** The documents service plus lifecycle hooks for the engine. */
 export interface DocumentsServiceImpl extends DocumentsService {
-  /** Wait for background work (compactions) to finish. */
+  /** Wait for background work (compactions, expiry sweeps) to finish. */
   flush(): Promise<void>;
 }
 
@@ -52,7 +55,8 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     compactEvery: options.compactEvery ?? 4096,
     compactEveryBytes: options.compactEveryBytes ?? 256 * 1024,
   });
-  const ctx: DocumentsContext = { deps, cache, locks, idem: new IdempotencyStore(deps.storage), compactor };
+  const idem = new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs });
+  const ctx: DocumentsContext = { deps, cache, locks, idem, compactor };
 
   /**
    * Run `read` on the committed state of a document.
@@ -69,6 +73,34 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
   const committedView = (actor: Actor, documentRef: string): Promise<DocumentView> =>
     committed(actor, documentRef, (loaded) => viewOf(loaded, deps.baseUrl));
 
+  /**
+   * Run a write's one application; when its commit lost a race in the store (another process
+   * committed the same key, or the same document version, first), look the key up again: a record of
+   * this very request is replayed, one of another request is IDEMPOTENCY_CONFLICT, and without a
+   * record the write fails as it did.
+   */
+  async function applyOnce<R, T>(scope: string, fingerprint: string, apply: () => Promise<T>, replay: (record: IdempotencyRecord<R>) => Promise<T>): Promise<T> {
+    try {
+      return await apply();
+    } catch (error) {
+      const lostRace = isStorageConflict(error) || (isServiceError(error) && isStorageConflict(error.cause));
+      if (!lostRace) throw error;
+      const record = await idem.find<R>(scope, fingerprint);
+      if (!record) throw error;
+      return replay(record);
+    }
+  }
+
+  const replayCreate = async (actor: Actor, record: IdempotencyRecord<CreateResult>): Promise<CreateOutcome> => {
+    const document = await committedView({ ...actor, documentRef: null }, record.result.documentRef);
+    return { document, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
+  };
+
+  const replayMutation = async (actor: Actor, documentRef: string, record: IdempotencyRecord<MutationReceipt>): Promise<MutationOutcome> => {
+    const document = await committedView(actor, documentRef);
+    return { document, receipt: record.result, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
+  };
+
   return {
     async create(actor, input): Promise<CreateOutcome> {
       if (actor.documentRef !== null) {
@@ -81,14 +113,12 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const editor = input.editorBlocks === undefined ? '' : `\n${JSON.stringify(input.editorBlocks)}`;
       const fingerprint = deps.sha256(`create\n${JSON.stringify(body)}${editor}`);
       for (;;) {
-        const record = await ctx.idem.lookup<CreateResult>(scope, fingerprint);
-        if (record) {
-          const document = await committedView({ ...actor, documentRef: null }, record.result.documentRef);
-          return { document, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
-        }
-        if (!ctx.idem.busy(scope)) break; // else another request claimed the key while we looked
+        const record = await idem.lookup<CreateResult>(scope, fingerprint);
+        if (record) return replayCreate(actor, record);
+        if (!idem.busy(scope)) break; // else another request claimed the key while we looked
       }
-      return ctx.idem.track(scope, createDocument(ctx, { accountId: actor.accountId, title: body.title, scope, fingerprint, initial }));
+      const job = { accountId: actor.accountId, title: body.title, scope, fingerprint, initial };
+      return idem.track(scope, applyOnce(scope, fingerprint, () => createDocument(ctx, job), (r: IdempotencyRecord<CreateResult>) => replayCreate(actor, r)));
     },
 
     async head(actor, documentRef) {
@@ -110,15 +140,13 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const scope = scopedKey(actor.accountId, key);
       const fingerprint = deps.sha256(`mutation\n${documentRef}\n${ifRevision}\n${JSON.stringify(body)}`);
       for (;;) {
-        const record = await ctx.idem.lookup<MutationReceipt>(scope, fingerprint);
-        if (record) {
-          const document = await committedView(actor, documentRef);
-          return { document, receipt: record.result, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
-        }
-        if (!ctx.idem.busy(scope)) break; // else another request claimed the key while we looked
+        const record = await idem.lookup<MutationReceipt>(scope, fingerprint);
+        if (record) return replayMutation(actor, documentRef, record);
+        if (!idem.busy(scope)) break; // else another request claimed the key while we looked
       }
       const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint };
-      return ctx.idem.track(scope, locks.run(documentRef, () => applyMutation(ctx, job)));
+      const apply = () => locks.run(documentRef, () => applyMutation(ctx, job));
+      return idem.track(scope, applyOnce(scope, fingerprint, apply, (r: IdempotencyRecord<MutationReceipt>) => replayMutation(actor, documentRef, r)));
     },
 
     list: (actor, query) => listDocuments(deps.storage, deps.baseUrl, actor, query),
@@ -126,6 +154,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     async flush() {
       await locks.idle();
       await compactor.flush();
+      await idem.flush();
     },
   };
 }
