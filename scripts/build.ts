@@ -1,5 +1,5 @@
 /**
- * `npm run build`: bundle the `kw` command line (transports/http/cli.ts) and everything it imports
+ * `npm run build`: bundle the `kw` command line (app/cli.ts) and everything it imports
  * into the single file `dist/kw.mjs`, which runs with plain `node` and no node_modules.
  *
  * Usage: `tsx scripts/build.ts [--outfile PATH]`.
@@ -34,7 +34,7 @@ export interface BuildOptions {
 export async function buildCli(options: BuildOptions = {}): Promise<{ outfile: string; bytes: number }> {
   const outfile = resolve(options.outfile ?? resolve(root, 'dist/kw.mjs'));
   const result = await build({
-    entryPoints: [resolve(root, 'transports/http/cli.ts')],
+    entryPoints: [resolve(root, 'app/cli.ts')],
     bundle: true,
     platform: 'node',
     format: 'esm',

@@ -1,11 +1,11 @@
 /**
- * API scenarios (see ./conformance.ts): Envelopes, request ids and the principal of GET /auth.
+ * API scenarios (see ./suite.ts): Envelopes, request ids and the principal of GET /auth.
  * @module
  */
 import * as assert from 'uvu/assert';
-import { DOC_SCOPES, F, apiErrorProblems, hex } from './scenario-client.ts';
-import { show, expectError, expectOk, DAY } from './scenario-assert.ts';
-import type { Kit, Suite } from './scenario-kit.ts';
+import { DOC_SCOPES, F, apiErrorProblems, hex } from './client.ts';
+import { show, expectError, expectOk, DAY } from './assert.ts';
+import type { Kit, Suite } from './kit.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

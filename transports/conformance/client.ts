@@ -1,5 +1,5 @@
 /**
- * The black-box client of the API scenario suite ({@link ../conformance.ts}): a thin `fetch` wrapper,
+ * The black-box client of the API scenario suite ({@link ./suite.ts}): a thin `fetch` wrapper,
  * the contract's formats as regular expressions, and envelope validators. Written only from
  * `api-contract.md` and `decisions.md`; it knows nothing of the server's code.
  * @module

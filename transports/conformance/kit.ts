@@ -5,9 +5,9 @@
  */
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { newKey, type ScenarioClient } from './scenario-client.ts';
-import { checkDocument, checkMutationResult, expectOk } from './scenario-assert.ts';
-import type { RichBlock } from './scenario-tree.ts';
+import { newKey, type ScenarioClient } from './client.ts';
+import { checkDocument, checkMutationResult, expectOk } from './assert.ts';
+import type { RichBlock } from './tree.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

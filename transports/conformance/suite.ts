@@ -4,22 +4,22 @@
  * It talks to the service through `fetch` only, creates its credentials through the operator API, and
  * asserts what `api-contract.md` and `decisions.md` say: statuses, headers, envelope shapes, formats and
  * limits. It never imports the server. Where the contract admits more than one reasonable reading, the
- * scenario accepts each of them and says so in a comment. The scenarios live in `scenario-*.ts`.
+ * scenario accepts each of them and says so in a comment. The scenarios live beside it, one file per area.
  * @example
  * apiScenarios('inproc', async () => ({ fetch, baseUrl: 'http://kw.local', operatorKey, teardown }));
  * @module
  */
 import { suite } from 'uvu';
-import { accessScenarios } from './scenario-access.ts';
-import { ScenarioClient, type ScenarioTarget } from './scenario-client.ts';
-import { documentScenarios } from './scenario-documents.ts';
-import { envelopeScenarios } from './scenario-envelope.ts';
-import { createKit } from './scenario-kit.ts';
-import { mutationScenarios } from './scenario-mutations.ts';
-import { surfaceScenarios } from './scenario-surfaces.ts';
-import { wholeSuiteScenarios } from './scenario-whole.ts';
+import { accessScenarios } from './access.ts';
+import { ScenarioClient, type ScenarioTarget } from './client.ts';
+import { documentScenarios } from './documents.ts';
+import { envelopeScenarios } from './envelope.ts';
+import { createKit } from './kit.ts';
+import { mutationScenarios } from './mutations.ts';
+import { surfaceScenarios } from './surfaces.ts';
+import { wholeSuiteScenarios } from './whole.ts';
 
-export type { ScenarioTarget } from './scenario-client.ts';
+export type { ScenarioTarget } from './client.ts';
 
 /**
  * Register the API scenario suite for one transport.

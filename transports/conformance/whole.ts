@@ -1,10 +1,10 @@
 /**
- * API scenarios (see ./conformance.ts): Checks over every answer the suite saw; registered last.
+ * API scenarios (see ./suite.ts): Checks over every answer the suite saw; registered last.
  * @module
  */
 import * as assert from 'uvu/assert';
-import { F, envelopeProblems, isEnvelopeReply, isObject } from './scenario-client.ts';
-import type { Kit, Suite } from './scenario-kit.ts';
+import { F, envelopeProblems, isEnvelopeReply, isObject } from './client.ts';
+import type { Kit, Suite } from './kit.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

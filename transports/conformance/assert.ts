@@ -1,10 +1,10 @@
 /**
- * Assertions and request bodies of the API scenario suite (see ./conformance.ts), written from the
+ * Assertions and request bodies of the API scenario suite (see ./suite.ts), written from the
  * contract: envelopes, the Document and DocumentMutationResult shapes, and well-formed bodies.
  * @module
  */
 import * as assert from 'uvu/assert';
-import { F, envelopeProblems, isObject, sha256, type Reply } from './scenario-client.ts';
+import { F, envelopeProblems, isObject, sha256, type Reply } from './client.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

@@ -1,11 +1,11 @@
 /**
- * API scenarios (see ./conformance.ts): Authentication, scopes, boundaries, request budgets and routing (404 and 405).
+ * API scenarios (see ./suite.ts): Authentication, scopes, boundaries, request budgets and routing (404 and 405).
  * @module
  */
 import * as assert from 'uvu/assert';
-import { ALL_SCOPES, DOC_SCOPES, a36, hex, newKey, type Reply } from './scenario-client.ts';
-import { show, expectEnvelope, expectError, expectOk, checkDocument, checkMutationResult, proposalRequest, DAY, SESSION_COOKIE } from './scenario-assert.ts';
-import type { Kit, Suite } from './scenario-kit.ts';
+import { ALL_SCOPES, DOC_SCOPES, a36, hex, newKey, type Reply } from './client.ts';
+import { show, expectEnvelope, expectError, expectOk, checkDocument, checkMutationResult, proposalRequest, DAY, SESSION_COOKIE } from './assert.ts';
+import type { Kit, Suite } from './kit.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

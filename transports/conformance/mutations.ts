@@ -1,12 +1,12 @@
 /**
- * API scenarios (see ./conformance.ts): Semantic block mutations: create, edit, move, delete, fences, receipts, replays and preconditions.
+ * API scenarios (see ./suite.ts): Semantic block mutations: create, edit, move, delete, fences, receipts, replays and preconditions.
  * @module
  */
 import * as assert from 'uvu/assert';
-import { F, hex, newKey, sha256 } from './scenario-client.ts';
-import { around, childIds, find, ids, parentOf, textOf, type RichBlock } from './scenario-tree.ts';
-import { show, expectEnvelope, expectError, checkMutationResult } from './scenario-assert.ts';
-import type { Kit, Suite } from './scenario-kit.ts';
+import { F, hex, newKey, sha256 } from './client.ts';
+import { around, childIds, find, ids, parentOf, textOf, type RichBlock } from './tree.ts';
+import { show, expectEnvelope, expectError, checkMutationResult } from './assert.ts';
+import type { Kit, Suite } from './kit.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

@@ -1,12 +1,12 @@
 /**
- * API scenarios (see ./conformance.ts): Documents: create, idempotency, limits, the three read formats, ETags and lists.
+ * API scenarios (see ./suite.ts): Documents: create, idempotency, limits, the three read formats, ETags and lists.
  * @module
  */
 import * as assert from 'uvu/assert';
-import { DOC_SCOPES, F, hex, newKey, sleep } from './scenario-client.ts';
-import { find, flatten, ids, textOf } from './scenario-tree.ts';
-import { show, expectStatus, expectEnvelope, expectError, expectOk, checkDocument, checkMutationResult } from './scenario-assert.ts';
-import type { Kit, Suite } from './scenario-kit.ts';
+import { DOC_SCOPES, F, hex, newKey, sleep } from './client.ts';
+import { find, flatten, ids, textOf } from './tree.ts';
+import { show, expectStatus, expectEnvelope, expectError, expectOk, checkDocument, checkMutationResult } from './assert.ts';
+import type { Kit, Suite } from './kit.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 

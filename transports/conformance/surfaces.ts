@@ -1,11 +1,11 @@
 /**
- * API scenarios (see ./conformance.ts): Research jobs, proposals, activation-blocked surfaces, public artifacts, the library and OpenAPI.
+ * API scenarios (see ./suite.ts): Research jobs, proposals, activation-blocked surfaces, public artifacts, the library and OpenAPI.
  * @module
  */
 import * as assert from 'uvu/assert';
-import { DOC_SCOPES, a36, hex, isObject, newKey } from './scenario-client.ts';
-import { show, expectStatus, expectEnvelope, expectError, expectOk, researchSpec, proposalRequest } from './scenario-assert.ts';
-import type { Kit, Suite } from './scenario-kit.ts';
+import { DOC_SCOPES, a36, hex, isObject, newKey } from './client.ts';
+import { show, expectStatus, expectEnvelope, expectError, expectOk, researchSpec, proposalRequest } from './assert.ts';
+import type { Kit, Suite } from './kit.ts';
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
