@@ -233,4 +233,18 @@ test('kw serve without --json prints where it listens, the demo token and a curl
   }
 });
 
+test('--dev-open-document-pages serves the browserHref page of a private document without sign-in, and the banner warns', async () => {
+  const { io, out } = captureIO();
+  const server = await startServe(['--port', '0', '--storage', 'memory', '--seed', 'demo', '--quiet', '--dev-open-document-pages'], io);
+  try {
+    assert.ok(out.some((l) => l.includes('WARNING --dev-open-document-pages')));
+    const res = await fetch(`${server.url}/documents/${server.demo!.documentRef}`);
+    assert.is(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    assert.match(await res.text(), /Getting started/);
+  } finally {
+    await server.close();
+  }
+});
+
 test.run();

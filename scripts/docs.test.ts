@@ -44,6 +44,18 @@ test('every link of README.md and docs/ points at a file of this repository', ()
   assert.equal(bad, []);
 });
 
+test("the README's Layout section names exactly the repository's top-level folders", () => {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const block = /## Layout\n+```\n([^]*?)```/.exec(readme);
+  assert.ok(block, 'README.md has a Layout section with a tree');
+  const named = [...block![1]!.matchAll(/^([a-z][a-z0-9_-]*)\/\s/gm)].map((m) => m[1]!).sort();
+  const ignored = new Set(['node_modules', 'dist', 'coverage', 'scratch']);
+  const present = readdirSync(root)
+    .filter((name) => !name.startsWith('.') && !ignored.has(name) && statSync(join(root, name)).isDirectory())
+    .sort();
+  assert.equal(named, present);
+});
+
 test('links to other sites in the generated reference are reduced to their text', () => {
   assert.is(unlinkExternal('see [MDN Reference](https://developer.mozilla.org/x) and [Engine](Engine.md)'), 'see MDN Reference and [Engine](Engine.md)');
   assert.is(unlinkExternal('[a](//cdn.example/x)'), 'a');
