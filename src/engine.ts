@@ -4,7 +4,7 @@
  * @module
  */
 import { systemClock, type Clock } from './clock.ts';
-import type { EngineDeps } from './deps.ts';
+import { logErrorToConsole, type EngineDeps, type ErrorReporter } from './deps.ts';
 import { createActivation, type Activation } from './auth/activation.ts';
 import { createCredentialService, type CredentialService } from './auth/credentials.ts';
 import { createDocumentsService, type DocumentsServiceImpl } from './documents/service.ts';
@@ -22,6 +22,8 @@ export interface EngineOptions {
   baseUrl?: string;
   /** Length of a credential's request-budget window; default 24 hours. */
   budgetWindowMs?: number;
+  /** Failed background work (compactions, budget saves …) is reported here; default: a JSON line on stderr. */
+  onError?: ErrorReporter;
 }
 
 /** The engine: the only door to the state. */
@@ -49,6 +51,7 @@ export function createEngine(options: EngineOptions): Engine {
     refs: refMinter(ids),
     sha256: options.sha256 ?? sha256Hex,
     baseUrl: options.baseUrl ?? '',
+    reportError: options.onError ?? logErrorToConsole,
   };
   const documents = createDocumentsService(deps);
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });

@@ -14,60 +14,28 @@ import { Patterns } from '../ids.ts';
 import { BLOCK_TYPES } from '../blocks/model.ts';
 import { ErrorCode } from '../errors.ts';
 import { SCOPES } from '../auth/scopes.ts';
-
-const MAX_SAFE = 9_007_199_254_740_991;
-
-const str = (min: number, max: number) => v.pipe(v.string(), v.minLength(min), v.maxLength(max));
-const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
-const pattern = (re: RegExp, description: string) => v.pipe(v.string(), v.regex(re), v.description(description));
-const boundedPattern = (min: number, max: number, re: RegExp, description: string) =>
-  v.pipe(v.string(), v.minLength(min), v.maxLength(max), v.regex(re), v.description(description));
-const maxArray = <T extends v.GenericSchema>(item: T, max: number) => v.pipe(v.array(item), v.maxLength(max));
-const rangeArray = <T extends v.GenericSchema>(item: T, min: number, max: number) =>
-  v.pipe(v.array(item), v.minLength(min), v.maxLength(max));
-
-// ---------------------------------------------------------------------------------------------
-// Identifiers and values
-
-export const RequestIdSchema = pattern(Patterns.requestId, 'Server-minted request id (16-128 characters).');
-export const ClientRequestIdSchema = pattern(
-  /^[A-Za-z0-9_-]{16,128}$/,
-  'The X-Request-Id the client sent, echoed (16-128 letters, digits, underscores, hyphens).',
-);
-export const TimestampSchema = pattern(
-  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/,
-  'ISO 8601 UTC timestamp with millisecond precision: YYYY-MM-DDTHH:MM:SS.mmmZ.',
-);
-export const Sha256Schema = pattern(Patterns.sha256, '64 lowercase hex characters.');
-export const DocumentRefSchema = pattern(Patterns.documentRef, 'A documentRef: sdoc_ and 48 lowercase hex characters.');
-export const SpaceRefSchema = pattern(Patterns.spaceRef, 'A spaceRef: ksp_ and 48 lowercase hex characters.');
-export const OperationRefSchema = pattern(Patterns.operationRef, 'An operationRef: docop_ and 48 lowercase hex characters.');
-export const CredentialRefSchema = pattern(Patterns.credentialRef, 'A credentialRef: scred_ and 24 lowercase hex characters.');
-export const JobIdSchema = pattern(Patterns.jobId, 'A research job id: kjob_ and 48 lowercase hex characters.');
-export const ProposalRefSchema = pattern(Patterns.proposalRef, 'A proposalRef: kprp_ and 48 lowercase hex characters.');
-export const ReviewRefSchema = pattern(Patterns.reviewRef, 'A reviewRef: krvw_ and 48 lowercase hex characters.');
-export const ReceiptRefSchema = pattern(Patterns.receiptRef, 'An idempotency receipt ref (16-160 characters).');
-export const ResponseBlockIdSchema = pattern(Patterns.blockId, 'A stable block id (1-128 characters).');
-export const LanguageSchema = boundedPattern(
-  2,
-  64,
-  /^(und|[a-z]{2,3}(-[a-z0-9]{2,8})*)$/,
-  'und, or a lowercase BCP 47 tag: 2-3 letters then optional subtags of 2-8 alphanumerics (2-64 characters).',
-);
-const Href = str(1, 2048);
-const DecimalString = pattern(/^(0|[1-9][0-9]*)$/, 'A decimal sequence number as a string.');
-
-export const ScopeSchema = v.picklist(SCOPES);
-
-export const REQUIRED_ACTIONS = [
-  'authenticate',
-  'choose-new-idempotency-key',
-  'refresh-resource',
-  'retry-job',
-  'review-in-browser',
-  'submit-through-research-job',
-] as const;
-export const RequiredActionSchema = v.picklist(REQUIRED_ACTIONS);
+import { ProposalRequestSchema, ProposalSubmissionResultSchema } from '../knowledge/proposal-schema.ts';
+import { boundedPattern, int, MAX_SAFE, maxArray, pattern, rangeArray, str } from '../schema-kit.ts';
+import {
+  ClientRequestIdSchema,
+  CredentialRefSchema,
+  DecimalString,
+  DocumentRefSchema,
+  Href,
+  JobIdSchema,
+  LanguageSchema,
+  OperationRefSchema,
+  ProposalRefSchema,
+  ReceiptRefSchema,
+  RequestIdSchema,
+  RequiredActionSchema,
+  ResponseBlockIdSchema,
+  ReviewRefSchema,
+  ScopeSchema,
+  Sha256Schema,
+  SpaceRefSchema,
+  TimestampSchema,
+} from '../values.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Envelopes
@@ -265,7 +233,6 @@ export const JOB_PHASES = [
 
 const ProgressSchema = v.object({ percent: int(0, 100), summary: v.pipe(v.string(), v.maxLength(1024)) });
 const CoverageIndex = int(0, 15);
-const ProposalKey = boundedPattern(1, 96, /^[a-z][a-z0-9]*([._:-][a-z0-9]+)*$/, 'Proposal-local key: 1-96 characters, lowercase, starting with a letter.');
 
 const AcceptanceContractSchema = v.strictObject({
   revision: v.literal(3),
@@ -464,124 +431,6 @@ export const ReportDocumentSchema = v.pipe(
   v.object({}),
   v.description('format=rich-json: the whole report document (fields not shown by the contract); at most 760,000 bytes.'),
 );
-
-// ---------------------------------------------------------------------------------------------
-// Proposals
-
-const EntitySourceSchema = v.variant('kind', [
-  v.strictObject({ kind: v.literal('entity'), entityKey: ProposalKey }),
-  v.strictObject({ kind: v.literal('uri'), uri: v.string() }),
-]);
-
-const FactObjectSchema = v.variant('kind', [
-  v.strictObject({ kind: v.literal('boolean'), value: v.boolean() }),
-  v.strictObject({ kind: v.literal('decimal'), value: v.pipe(v.string(), v.regex(/^-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?$/), v.maxLength(1024)) }),
-  v.strictObject({ kind: v.literal('duration'), iso8601: str(2, 128) }),
-  v.strictObject({ kind: v.literal('entity'), entityKey: ProposalKey }),
-  v.strictObject({ kind: v.literal('integer'), value: v.pipe(v.string(), v.maxLength(1024)) }),
-  v.strictObject({ kind: v.literal('string'), value: v.string() }),
-  v.strictObject({ kind: v.literal('text'), language: LanguageSchema, text: v.string() }),
-  v.strictObject({ kind: v.literal('uri'), uri: v.string() }),
-]);
-
-export const ProposalRequestSchema = v.strictObject({
-  v: v.literal(2),
-  entities: maxArray(
-    v.strictObject({
-      key: ProposalKey,
-      name: v.string(),
-      description: v.nullable(v.string()),
-      language: LanguageSchema,
-      identifiers: maxArray(v.pipe(v.string(), v.description('An HTTP, HTTPS or URN URI; canonicalized by the server.')), 4),
-      concepts: rangeArray(
-        v.picklist([
-          'account',
-          'agent',
-          'artifact',
-          'concept',
-          'entity',
-          'event',
-          'information-resource',
-          'inquiry',
-          'organization',
-          'person',
-          'place',
-          'process',
-          'source',
-          'work',
-        ]),
-        1,
-        4,
-      ),
-    }),
-    32,
-  ),
-  facts: maxArray(
-    v.strictObject({
-      key: ProposalKey,
-      subject: ProposalKey,
-      predicate: v.picklist([
-        'about',
-        'authored-by',
-        'cites',
-        'created-by',
-        'derived-from',
-        'description',
-        'identifier',
-        'located-in',
-        'name',
-        'object',
-        'part-of',
-        'related-to',
-        'same-as',
-      ]),
-      stance: v.picklist(['questions', 'refutes', 'reports', 'supports', 'undetermined']),
-      object: FactObjectSchema,
-    }),
-    128,
-  ),
-  evidence: maxArray(
-    v.strictObject({
-      key: ProposalKey,
-      factKey: ProposalKey,
-      bearing: v.picklist([
-        'background',
-        'contradicts',
-        'corroborates',
-        'direct-observation',
-        'method',
-        'quotation',
-        'registry-record',
-        'supports',
-      ]),
-      selector: v.nullable(v.string()),
-      source: EntitySourceSchema,
-    }),
-    128,
-  ),
-  inquiries: maxArray(
-    v.strictObject({
-      key: ProposalKey,
-      question: v.string(),
-      answerForm: ProposalKey,
-      language: LanguageSchema,
-      parentKeys: maxArray(ProposalKey, 16),
-    }),
-    32,
-  ),
-  spaceRef: v.optional(v.pipe(SpaceRefSchema, v.description('Exact space of the proposal (exact-space boundary).'))),
-});
-
-export const ProposalSubmissionResultSchema = v.object({
-  v: v.literal(1),
-  proposalRef: ProposalRefSchema,
-  reviewRef: ReviewRefSchema,
-  state: v.picklist(['proposed', 'in-review', 'accepted', 'rejected', 'withdrawn']),
-  browserHref: v.pipe(v.string(), v.maxLength(2048)),
-  conflicts: maxArray(v.pipe(v.string(), v.maxLength(4096)), 64),
-  requiredAction: v.nullable(v.literal('review-in-browser')),
-  supportPaths: maxArray(v.object({ href: v.pipe(v.string(), v.maxLength(2048)), label: v.pipe(v.string(), v.maxLength(512)) }), 128),
-});
 
 // ---------------------------------------------------------------------------------------------
 // Public artifacts, search, reviews, library

@@ -167,7 +167,7 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
   const { storage, clock, refs, sha256 } = deps;
   const cache = new Map<string, Credential>();
   const loading = new Map<string, Promise<Credential | null>>();
-  const ledger = createBudgetLedger(storage, clock, options.budgetWindowMs);
+  const ledger = createBudgetLedger(storage, clock, options.budgetWindowMs, undefined, deps.reportError);
 
   async function load(credentialRef: string): Promise<Credential | null> {
     const cached = cache.get(credentialRef);

@@ -1,17 +1,11 @@
 /**
- * POST /api/v1/proposals. Standalone submission is blocked: a well-formed request answers 409
- * AGENT_RUN_REQUIRED (requiredAction submit-through-research-job), a malformed one 400, and when the
- * operator blocks the surface 503. None of these charges the request budget (decisions.md).
+ * Validation of a knowledge proposal request beyond its schema: unique keys, references that name a
+ * key of the right array, URIs that are absolute (identifiers HTTP, HTTPS or URN).
  * @module
  */
-import * as v from 'valibot';
-import { ServiceError, invalid, notFound, type FieldError } from '../errors.ts';
-import { requireIdempotencyKey } from '../idempotency/idempotency.ts';
+import { invalid, type FieldError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
-import type { Operation } from './context.ts';
-import { ProposalRequestSchema } from './response-schemas.ts';
-
-type ProposalRequest = v.InferOutput<typeof ProposalRequestSchema>;
+import { ProposalRequestSchema, type ProposalRequest } from './proposal-schema.ts';
 
 const URI_SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 
@@ -80,25 +74,13 @@ export function proposalProblems(p: ProposalRequest): FieldError[] {
   return errors.slice(0, 32);
 }
 
-/** POST /api/v1/proposals */
-export const submitProposal: Operation = {
-  auth: 'bearer',
-  allScopes: ['knowledge:propose'],
-  activation: 'proposals',
-  charge: 'never',
-  body: 'json',
-  run(ctx) {
-    requireIdempotencyKey(ctx.request.headers['idempotency-key']);
-    const proposal = parseOrThrow(ProposalRequestSchema, ctx.body, 'proposal request');
-    const problems = proposalProblems(proposal);
-    if (problems.length) throw invalid(`The proposal is not consistent: ${problems[0]!.field} ${problems[0]!.message}.`, problems);
-    const bound = ctx.credential!.spaceRef;
-    // Exact-space boundary: a document-bound credential only reaches its own space (404, never 403).
-    if (proposal.spaceRef !== undefined && bound !== null && proposal.spaceRef !== bound) throw notFound('The space');
-    throw new ServiceError(
-      'AGENT_RUN_REQUIRED',
-      'Standalone proposal submission is blocked: a knowledge proposal must come from a live research-job agent run (hosted job creation is retired). No request budget was charged.',
-      { requiredAction: 'submit-through-research-job', retryable: false },
-    );
-  },
-};
+/**
+ * Parse a ProposalRequest: the schema, then the cross-reference rules.
+ * @throws INVALID_REQUEST with a fieldError at each offending place.
+ */
+export function parseProposalRequest(input: unknown): ProposalRequest {
+  const proposal = parseOrThrow(ProposalRequestSchema, input, 'proposal request');
+  const problems = proposalProblems(proposal);
+  if (problems.length) throw invalid(`The proposal is not consistent: ${problems[0]!.field} ${problems[0]!.message}.`, problems);
+  return proposal;
+}

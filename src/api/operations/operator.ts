@@ -5,14 +5,15 @@
  * @module
  */
 import * as v from 'valibot';
-import { isoTimestamp } from '../clock.ts';
-import { CredentialLimits } from '../auth/credentials.ts';
-import { SCOPES } from '../auth/scopes.ts';
-import { displayPrefix } from '../auth/tokens.ts';
-import { Patterns } from '../ids.ts';
-import { parseOrThrow } from '../validation.ts';
-import type { Operation } from './context.ts';
-import { ok } from './envelope.ts';
+import { isoTimestamp } from '../../clock.ts';
+import { CredentialLimits } from '../../auth/credentials.ts';
+import { SCOPES } from '../../auth/scopes.ts';
+import { displayPrefix } from '../../auth/tokens.ts';
+import { Patterns } from '../../ids.ts';
+import { parseOrThrow } from '../../validation.ts';
+import { ok } from '../envelope.ts';
+import { defineOperation } from '../registry/operation.ts';
+import { OpaqueEnvelopeSchema } from '../response-schemas.ts';
 
 /** Body of POST /operator/v1/credentials. */
 export const CredentialRequestSchema = v.strictObject({
@@ -34,12 +35,24 @@ export const ActivationRequestSchema = v.strictObject({
 });
 
 /** POST /operator/v1/credentials: 201 with the token, shown this once. */
-export const createCredential: Operation = {
+export const createCredential = defineOperation({
+  operationId: 'createCredential',
+  method: 'POST',
+  path: '/operator/v1/credentials',
+  audience: 'operator',
+  tag: 'operator',
+  summary: 'Create a credential (operator)',
+  description: 'Creates a bearer token for an account, shown this once.',
   auth: 'operator',
   charge: 'never',
-  body: 'json',
-  async run(ctx) {
-    const body = parseOrThrow(CredentialRequestSchema, ctx.body, 'credential request');
+  input: { body: { schema: CredentialRequestSchema, component: 'CredentialRequest' } },
+  responses: {
+    201: { description: 'The new credential and its token.', json: OpaqueEnvelopeSchema },
+    400: { description: 'INVALID_REQUEST: bad body.' },
+    404: { description: 'NOT_FOUND: the documentRef names no document of the account.' },
+  },
+  async run(ctx, input) {
+    const body = parseOrThrow(CredentialRequestSchema, input.body, 'credential request');
     const { token, credential: c } = await ctx.engine.credentials.create({
       accountId: body.account,
       label: body.label,
@@ -63,15 +76,23 @@ export const createCredential: Operation = {
     };
     return ok(ctx, 201, JSON.stringify(data), { headers: { 'cache-control': 'no-store' } });
   },
-};
+});
 
 /** POST /operator/v1/activation: change switches; 200 with the whole (effective) state. */
-export const setActivation: Operation = {
+export const setActivation = defineOperation({
+  operationId: 'setActivation',
+  method: 'POST',
+  path: '/operator/v1/activation',
+  audience: 'operator',
+  tag: 'operator',
+  summary: 'Switch surfaces on or off (operator)',
+  description: 'Changes the given switches and answers the whole effective state.',
   auth: 'operator',
   charge: 'never',
-  body: 'json',
-  async run(ctx) {
-    const body = parseOrThrow(ActivationRequestSchema, ctx.body, 'activation request');
+  input: { body: { schema: ActivationRequestSchema, component: 'ActivationRequest' } },
+  responses: { 200: { description: 'The whole activation state.', json: OpaqueEnvelopeSchema }, 400: { description: 'INVALID_REQUEST: bad body.' } },
+  async run(ctx, input) {
+    const body = parseOrThrow(ActivationRequestSchema, input.body, 'activation request');
     const partial: { search?: boolean; reviews?: boolean; proposals?: boolean } = {};
     if (body.search !== undefined) partial.search = body.search;
     if (body.reviews !== undefined) partial.reviews = body.reviews;
@@ -79,13 +100,25 @@ export const setActivation: Operation = {
     await ctx.engine.activation.set(partial);
     return ok(ctx, 200, JSON.stringify(await ctx.activation()));
   },
-};
+});
 
 /** GET /operator/v1/activation: the whole (effective) state. */
-export const readActivation: Operation = {
+export const readActivation = defineOperation({
+  operationId: 'getActivation',
+  method: 'GET',
+  path: '/operator/v1/activation',
+  audience: 'operator',
+  tag: 'operator',
+  summary: 'Read the activation state (operator)',
+  description: 'The whole effective activation state.',
   auth: 'operator',
   charge: 'never',
+  input: {},
+  responses: { 200: { description: 'The whole activation state.', json: OpaqueEnvelopeSchema } },
   async run(ctx) {
     return ok(ctx, 200, JSON.stringify(await ctx.activation()));
   },
-};
+});
+
+/** The operator operations (not published in /openapi.json). */
+export const operatorOperations = [createCredential, readActivation, setActivation];
