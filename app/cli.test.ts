@@ -233,6 +233,20 @@ test('kw serve without --json prints where it listens, the demo token and a curl
   }
 });
 
+test('without --dev-open-document-pages the browserHref page answers 401 with an HTML note pointing to the API', async () => {
+  const server = await startServe(['--port', '0', '--storage', 'memory', '--seed', 'demo', '--quiet'], captureIO().io);
+  try {
+    const res = await fetch(`${server.url}/documents/${server.demo!.documentRef}`);
+    assert.is(res.status, 401);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+    const html = await res.text();
+    assert.ok(!html.includes('Getting started'), 'the private document is not shown');
+    assert.match(html, /\/api\/v1\/documents/);
+  } finally {
+    await server.close();
+  }
+});
+
 test('--dev-open-document-pages serves the browserHref page of a private document without sign-in, and the banner warns', async () => {
   const { io, out } = captureIO();
   const server = await startServe(['--port', '0', '--storage', 'memory', '--seed', 'demo', '--quiet', '--dev-open-document-pages'], io);

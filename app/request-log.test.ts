@@ -3,7 +3,6 @@ import * as assert from 'uvu/assert';
 import type { Handler, PlainRequest } from '../src/api/types.ts';
 import { dataDirProblem } from './data-dir.ts';
 import { formatEntry, maskTokens, safePath, withRequestLog, type RequestLogEntry } from './request-log.ts';
-import { documentPagesOption } from './serve.ts';
 import { serveOptionsFrom } from './serve-command.ts';
 
 const TOKEN = 'svc_agent_v1_scred_0123456789abcdef01234567_abcdefghijklmnopqrstuvwxyzABCDEF12';
@@ -61,8 +60,6 @@ test('--quiet drops the request log; --log json picks JSON lines; the document p
   assert.is(serveOptionsFrom(['--log', 'json'], silent).requestLog?.format, 'json');
   assert.is(serveOptionsFrom([], silent).documentPages, 'sign-in-required');
   assert.is(serveOptionsFrom(['--dev-open-document-pages'], silent).documentPages, 'open');
-  assert.equal(documentPagesOption('open'), { documentPages: 'open' });
-  assert.equal(documentPagesOption('sign-in-required'), { documentPages: 'sign-in-required' });
 });
 
 test('data folder problems name the folder and the way out', () => {

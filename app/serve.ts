@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { lowdbStorage } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
-import { createApiHandler, type ApiHandlerOptions } from '../src/api/handler.ts';
+import { createApiHandler } from '../src/api/handler.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 import type { Storage } from '../src/ports.ts';
@@ -86,15 +86,6 @@ const starting: Handler = async (): Promise<PlainResponse> => ({
   }),
 });
 
-/**
- * The `documentPages` option of the API handler for a mode.
- * @remarks The handler's option is the tri-state `'sign-in-required' | 'open' | false`; the cast
- * bridges the handler typing of the moment (a boolean) and goes once src/api/handler.ts takes it.
- */
-export function documentPagesOption(mode: DocumentPagesMode): Pick<ApiHandlerOptions, 'documentPages'> {
-  return { documentPages: mode } as unknown as Pick<ApiHandlerOptions, 'documentPages'>;
-}
-
 /** Bind the socket; a busy or forbidden address becomes a ServeError that says what to do. */
 async function bind(handler: Handler, host: string, port: number): Promise<Listening> {
   try {
@@ -159,7 +150,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       ...(options.budgetWindowMs === undefined ? {} : { budgetWindowMs: options.budgetWindowMs }),
     });
     if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = await demoFor(engine, dataDir));
-    const api = createApiHandler({ engine, operatorKey, ...documentPagesOption(options.documentPages ?? 'sign-in-required') });
+    const api = createApiHandler({ engine, operatorKey, documentPages: options.documentPages ?? 'sign-in-required' });
     active = options.requestLog ? withRequestLog(api, options.requestLog.write, options.requestLog.format) : api;
   } catch (error) {
     await listener.close();
