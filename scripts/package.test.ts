@@ -57,6 +57,15 @@ const harness: StorageHarness = { storage, teardown: () => engine.close() };
 console.log(answer.status, typeof harness.teardown);
 `;
 
+const CONFORMANCE = `import { storageConformance } from 'knowledge-workspace/testing';
+import { memoryStorage } from 'knowledge-workspace/adapters/memory';
+
+storageConformance('memory, installed', async () => {
+  const storage = memoryStorage();
+  return { storage, teardown: async () => { await storage.close().catch(() => {}); } };
+});
+`;
+
 const STRICT_TSCONFIG = {
   compilerOptions: {
     target: 'ES2022',
@@ -118,9 +127,17 @@ test('plain node runs the README quick start with memory and with lowdb storage'
     assert.ok(stdout.includes('- [x] Write the tests'), stdout);
     assert.ok(stdout.trim().endsWith('PRECONDITION_FAILED'), stdout);
   }
-  // The storage conformance suite loads from the installed package when its peers are installed.
-  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', "const m = await import('knowledge-workspace/testing'); console.log(typeof m.storageConformance)"], { cwd: app });
-  assert.is(stdout.trim(), 'function');
+});
+
+test("an embedder's adapter test runs the installed storage conformance suite (uvu and fast-check installed as its peers)", async () => {
+  if (skip) return;
+  await writeFile(join(app, 'conformance.mjs'), CONFORMANCE);
+  const { stdout } = await run(process.execPath, ['conformance.mjs'], { cwd: app });
+  // eslint-disable-next-line no-control-regex
+  const plain = stdout.replace(/\x1b\[[0-9;]*m/g, '');
+  const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1]);
+  assert.ok(total > 10, plain);
+  assert.is(Number(/Passed:\s+(\d+)/.exec(plain)?.[1]), total, plain);
 });
 
 test('the installed kw prints its version and serves: serve --port 0 --json, GET /api/v1/auth with the demo token', async () => {
