@@ -11,6 +11,8 @@ import { createDocumentsService, type DocumentsServiceImpl } from './documents/s
 import { sha256Hex, type Sha256Hex } from './hash.ts';
 import { randomIds, refMinter, type IdSource } from './ids.ts';
 import type { Storage } from './ports.ts';
+import { createJobsService, type JobsService } from './jobs/service.ts';
+import type { ResearchRunner } from './jobs/runner.ts';
 
 /** Options of {@link createEngine}. Only `storage` is required. */
 export interface EngineOptions {
@@ -22,6 +24,10 @@ export interface EngineOptions {
   baseUrl?: string;
   /** Length of a credential's request-budget window; default 24 hours. */
   budgetWindowMs?: number;
+  /** The research runner; without one, fresh research-job starts answer FEATURE_RETIRED. */
+  runner?: ResearchRunner;
+  /** Failures with no caller to report to (a research runner that throws); default: ignored. */
+  onError?: (error: unknown, context: { jobId: string | null }) => void;
 }
 
 /** The engine: the only door to the state. */
@@ -30,6 +36,8 @@ export interface Engine {
   readonly documents: DocumentsServiceImpl;
   readonly credentials: CredentialService;
   readonly activation: Activation;
+  /** Research jobs (recovery of jobs an earlier process left running starts with the engine). */
+  readonly jobs: JobsService;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -53,14 +61,23 @@ export function createEngine(options: EngineOptions): Engine {
   const documents = createDocumentsService(deps);
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
+  const onError = options.onError;
+  const jobs = createJobsService(deps, {
+    runner: options.runner ?? null,
+    documents,
+    onError: onError ? (error, jobId) => onError(error, { jobId }) : undefined,
+  });
   let closed: Promise<void> | null = null;
   return {
     deps,
     documents,
     credentials,
     activation,
+    jobs,
     close() {
       closed ??= (async () => {
+        await jobs.recovered;
+        await jobs.close();
         await credentials.flush();
         await documents.flush();
         await deps.storage.close();
