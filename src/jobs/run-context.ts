@@ -55,8 +55,8 @@ export interface RunContextDeps {
 /** Build the base context of one run of `stored`. */
 export function createRunContext({ deps, store, documents }: RunContextDeps, stored: StoredJob, signal: AbortSignal): ResearchRunContext {
   const { jobId } = stored.job;
-  const update = async (event: JobEvent, edit?: (job: ResearchJob) => ResearchJob) => {
-    await store.update(jobId, (current) => applyEvent(current, event, edit));
+  const update = async (event: JobEvent | ((current: StoredJob) => JobEvent), edit?: (job: ResearchJob) => ResearchJob) => {
+    await store.update(jobId, (current) => applyEvent(current, typeof event === 'function' ? event(current) : event, edit));
   };
   const summaryOf = (summary: string) => {
     if (typeof summary !== 'string') throw invalid('A progress summary is a string.', [{ field: 'summary', message: 'must be a string' }]);
@@ -75,7 +75,8 @@ export function createRunContext({ deps, store, documents }: RunContextDeps, sto
       return (await current()).job;
     },
     setPhase(phase, summary) {
-      return update({ type: 'phase', phase }, (job) => ({
+      const event = (current: StoredJob): JobEvent => (current.job.state === 'queued' ? { type: 'start', phase } : { type: 'phase', phase });
+      return update(event, (job) => ({
         ...job,
         requiredAction: null,
         progress: summary === undefined ? job.progress : { ...job.progress, summary: summaryOf(summary) },

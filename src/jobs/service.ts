@@ -17,7 +17,7 @@ import { applyEvent } from './run-context.ts';
 import type { ResearchRunContext, ResearchRunner } from './runner.ts';
 import { CancellationRequestSchema, canonicalJson, parseSpec, type ResearchJob, type ResearchJobEvent, type ResearchJobEventPage, type ResearchJobPage } from './schemas.ts';
 import { isTerminal } from './states.ts';
-import { JOBS_COLLECTION, createJobStore, ownerOf, type StoredJob } from './store.ts';
+import { JOBS_COLLECTION, createJobStore, listPartition, ownerOf, type StoredJob } from './store.ts';
 import { createSupervisor } from './supervisor.ts';
 import type { IdempotencyReceipt } from '../documents/types.ts';
 
@@ -170,7 +170,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
       const after = input.cursor === undefined ? null : decodeCursor(LIST, owner, input.cursor).documentRef;
       let page;
       try {
-        page = await deps.storage.listPage<StoredJob>(JOBS_COLLECTION, owner, limit, after);
+        page = await deps.storage.listPage<StoredJob>(JOBS_COLLECTION, listPartition(actor.accountId, owner), limit, after);
       } catch (e) {
         if (after === null) throw e;
         throw new ServiceError('INVALID_REQUEST', 'The cursor is not a cursor of this list for this credential; send back nextCursor unchanged.', {

@@ -28,6 +28,11 @@ export function ownerOf(actor: Actor): string {
   return actor.credentialRef ?? `in-process:${actor.accountId}`;
 }
 
+/** The listing a job belongs to: its owner's, within its account. */
+export function listPartition(accountId: string, owner: string): string {
+  return `${accountId}\u0000${owner}`;
+}
+
 /** A job as stored: the wire job plus what the wire does not show. */
 export interface StoredJob {
   job: ResearchJob;
@@ -84,7 +89,7 @@ export function createJobStore(deps: EngineDeps): JobStore {
     key: stored.job.jobId,
     value: stored,
     expectedRevision,
-    index: { partition: stored.owner, sortKey: sortKeyOfTime(stored.updatedMs) },
+    index: { partition: listPartition(stored.accountId, stored.owner), sortKey: sortKeyOfTime(stored.updatedMs) },
   });
 
   return {

@@ -71,20 +71,29 @@ export class ScriptedRunner implements ResearchRunner {
     }
   }
 
-  private gate(): Promise<void> {
-    if (this.auto) return Promise.resolve();
+  /** Resolves when released, or at once when the run's signal aborts (cancellation, shutdown). */
+  private gate(signal: AbortSignal): Promise<void> {
+    if (this.auto || signal.aborted) return Promise.resolve();
     if (this.credits > 0) {
       this.credits--;
       return Promise.resolve();
     }
-    return new Promise((resolve) => this.gates.push(resolve));
+    return new Promise((resolve) => {
+      const open = () => {
+        this.gates = this.gates.filter((g) => g !== open);
+        signal.removeEventListener('abort', open);
+        resolve();
+      };
+      signal.addEventListener('abort', open);
+      this.gates.push(open);
+    });
   }
 
   async run(job: ResearchJob, ctx: ResearchRunContext): Promise<void> {
     this.started.push(job.jobId);
     this.contexts.set(job.jobId, ctx);
     for (const step of this.steps) {
-      await this.gate();
+      await this.gate(ctx.signal);
       if (ctx.signal.aborted) return;
       try {
         await step(ctx);
@@ -129,3 +138,10 @@ export async function until(probe: () => boolean | Promise<boolean>, what: strin
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/** A step that holds the run until its signal aborts (cancellation or shutdown). */
+export const untilAborted: Step = (ctx) =>
+  new Promise<void>((resolve) => {
+    if (ctx.signal.aborted) resolve();
+    else ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
