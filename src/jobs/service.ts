@@ -40,6 +40,12 @@ export interface JobsServiceOptions {
   documents: DocumentsService;
   /** Called with failures that have no caller to go to (a runner that throws, a failed recovery). */
   onError?: ((error: unknown, jobId: string | null) => void) | undefined;
+  /**
+   * Recover jobs an earlier process left queued, running or waiting (default true). Only the one
+   * service that owns the storage should: a second service over the same storage (e.g. a seeding
+   * tool) passes false, or it would take over runs that are alive elsewhere.
+   */
+  recover?: boolean | undefined;
   /** Lets other domains add methods (e.g. `submitProposal`) to each run's context. */
   extendContext?: ((ctx: ResearchRunContext) => ResearchRunContext) | undefined;
 }
@@ -88,7 +94,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
   const store = createJobStore(deps);
   const idem = new IdempotencyStore(deps.storage);
   const supervisor = createSupervisor({ deps, store, documents }, { runner, onError, extendContext: options.extendContext });
-  const recovered = supervisor.recover().catch((e: unknown) => onError(e, null));
+  const recovered = options.recover === false ? Promise.resolve() : supervisor.recover().catch((e: unknown) => onError(e, null));
   const read = (stored: StoredJob): JobRead => ({ job: stored.job, revision: store.revisionOf(stored) });
 
   async function replayOrRun(scope: string, fingerprint: string, run: () => Promise<JobWriteResult>, beforeRun?: () => void): Promise<JobWriteResult> {
