@@ -61,6 +61,11 @@ export async function eventPage(deps: EngineDeps, stored: StoredJob, afterSeq: n
  */
 export async function* followEvents(deps: EngineDeps, jobId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<ResearchJobEvent, void, undefined> {
   const stream = eventStreamOf(jobId);
+  if (afterSeq > 0) {
+    // Resuming after the terminal event: the history is complete, there is nothing to wait for.
+    const [last] = await deps.storage.readStream<ResearchJobEvent>(stream, afterSeq - 1, 1);
+    if (last && TERMINAL_EVENT_KINDS.has(last.value.kind)) return;
+  }
   let cursor = afterSeq;
   let wake: (() => void) | null = null;
   let changed = true;
