@@ -4,7 +4,6 @@ import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
 import { isServiceError } from '../errors.ts';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { ReportLimits } from './report.ts';
-import { withExtendedPort } from './storage-shim.test-support.ts';
 import { SAMPLE_REPORT, ScriptedRunner, actorOf, jobsEngine, specBody, until, untilAborted, type Step } from './test-kit.test-support.ts';
 
 const HOLD: Step[] = [(ctx) => ctx.setPhase('synthesizing'), untilAborted];
@@ -121,7 +120,7 @@ test('runner outcomes: a throwing runner fails the job with JOB_FAILED; one that
     [[(ctx) => ctx.setPhase('planning'), boom], /upstream model unavailable/],
     [[(ctx) => ctx.setPhase('planning')], /returned without finishing/],
   ] as [Step[], RegExp][]) {
-    const withLog = createEngine({ storage: withExtendedPort(memoryStorage()), runner: new ScriptedRunner(steps, true), onError: (e) => errors.push(e) });
+    const withLog = createEngine({ storage: memoryStorage(), runner: new ScriptedRunner(steps, true), onError: (e) => errors.push(e) });
     const actor = actorOf();
     const { job } = await withLog.jobs.start(actor, { idempotencyKey: freshKey(), body: specBody() });
     await withLog.jobs.idle();

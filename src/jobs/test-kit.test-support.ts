@@ -11,7 +11,6 @@ import { seededIds } from '../ids.ts';
 import type { Storage } from '../ports.ts';
 import type { ResearchRunContext, ResearchRunner } from './runner.ts';
 import type { ResearchJob } from './schemas.ts';
-import { withExtendedPort } from './storage-shim.test-support.ts';
 
 /** A valid ResearchReportSpec body (new document unless a documentRef is given). */
 export function specBody(overrides: Record<string, unknown> = {}, documentRef?: string): Record<string, unknown> {
@@ -26,11 +25,11 @@ export function specBody(overrides: Record<string, unknown> = {}, documentRef?: 
   };
 }
 
-/** An engine whose clock tests move, over the given storage (completed with the extended port). */
+/** An engine whose clock tests move, over the given storage (default: memory). */
 export function jobsEngine(options: { runner?: ResearchRunner; storage?: Storage; seed?: number; clock?: ManualClock } = {}): Engine & { clock: ManualClock } {
   const clock = options.clock ?? manualClock();
   const engine = createEngine({
-    storage: withExtendedPort(options.storage ?? memoryStorage()),
+    storage: options.storage ?? memoryStorage(),
     ids: seededIds(options.seed ?? 7),
     clock,
     ...(options.runner ? { runner: options.runner } : {}),
