@@ -1,9 +1,12 @@
 import { test } from 'uvu';
+import { memoryStorage } from '../../adapters/memory/index.ts';
 import * as assert from 'uvu/assert';
 import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
 import { isServiceError } from '../errors.ts';
 import { eventStreamOf } from './store.ts';
-import { ScriptedRunner, actorOf, jobsEngine, specBody, until, untilAborted } from './test-kit.test-support.ts';
+import { ScriptedRunner, actorOf, engineMaker, specBody, until, untilAborted } from './test-kit.test-support.ts';
+
+const jobsEngine = engineMaker(memoryStorage);
 
 async function runningJob() {
   const runner = new ScriptedRunner([(ctx) => ctx.setPhase('retrieving', 'Searching'), untilAborted, (ctx) => ctx.progress(50, 'after abort')]);

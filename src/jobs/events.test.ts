@@ -1,9 +1,12 @@
 import { test } from 'uvu';
+import { memoryStorage } from '../../adapters/memory/index.ts';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
 import { ResearchJobEventSchema, type ResearchJobEvent } from './schemas.ts';
-import { HAPPY_STEPS, ScriptedRunner, actorOf, jobsEngine, specBody, untilAborted } from './test-kit.test-support.ts';
+import { HAPPY_STEPS, ScriptedRunner, actorOf, engineMaker, specBody, untilAborted } from './test-kit.test-support.ts';
+
+const jobsEngine = engineMaker(memoryStorage);
 
 test('a job followed live while the runner drives it: every event in order, ending after the terminal one', async () => {
   const runner = new ScriptedRunner(HAPPY_STEPS);

@@ -4,7 +4,9 @@ import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
 import { isServiceError } from '../errors.ts';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { ReportLimits } from './report.ts';
-import { SAMPLE_REPORT, ScriptedRunner, actorOf, jobsEngine, specBody, until, untilAborted, type Step } from './test-kit.test-support.ts';
+import { SAMPLE_REPORT, ScriptedRunner, actorOf, engineMaker, specBody, until, untilAborted, type Step } from './test-kit.test-support.ts';
+
+const jobsEngine = engineMaker(memoryStorage);
 
 const HOLD: Step[] = [(ctx) => ctx.setPhase('synthesizing'), untilAborted];
 

@@ -6,10 +6,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
+import { memoryStorage } from '../../adapters/memory/index.ts';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
 import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
-import { HAPPY_STEPS, ScriptedRunner, actorOf, jobsEngine, specBody, until, untilAborted, type Step } from './test-kit.test-support.ts';
+import { HAPPY_STEPS, ScriptedRunner, actorOf, engineMaker, specBody, until, untilAborted, type Step } from './test-kit.test-support.ts';
+
+const jobsEngine = engineMaker(memoryStorage);
 
 const actor = actorOf();
 

@@ -1,8 +1,11 @@
 import { test } from 'uvu';
+import { memoryStorage } from '../../adapters/memory/index.ts';
 import * as assert from 'uvu/assert';
 import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
 import { JOBS_COLLECTION, eventStreamOf } from './store.ts';
-import { HAPPY_STEPS, ScriptedRunner, actorOf, jobsEngine, specBody, until, untilAborted } from './test-kit.test-support.ts';
+import { HAPPY_STEPS, ScriptedRunner, actorOf, engineMaker, specBody, until, untilAborted } from './test-kit.test-support.ts';
+
+const jobsEngine = engineMaker(memoryStorage);
 
 test('without a runner a fresh start is FEATURE_RETIRED (410) and creates nothing; runsRemaining is 0', async () => {
   const engine = jobsEngine();

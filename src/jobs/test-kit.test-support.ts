@@ -3,7 +3,6 @@
  * and a scripted runner whose steps a test releases one by one.
  * @module
  */
-import { memoryStorage } from '../../adapters/memory/index.ts';
 import { manualClock, type ManualClock } from '../clock.ts';
 import type { Actor } from '../deps.ts';
 import { createEngine, type Engine } from '../engine.ts';
@@ -25,16 +24,29 @@ export function specBody(overrides: Record<string, unknown> = {}, documentRef?: 
   };
 }
 
-/** An engine whose clock tests move, over the given storage (default: memory). */
-export function jobsEngine(options: { runner?: ResearchRunner; storage?: Storage; seed?: number; clock?: ManualClock } = {}): Engine & { clock: ManualClock } {
-  const clock = options.clock ?? manualClock();
-  const engine = createEngine({
-    storage: options.storage ?? memoryStorage(),
-    ids: seededIds(options.seed ?? 7),
-    clock,
-    ...(options.runner ? { runner: options.runner } : {}),
-  });
-  return Object.assign(engine, { clock });
+/** Options of the engines {@link engineMaker} builds. */
+export interface JobsEngineOptions {
+  runner?: ResearchRunner;
+  storage?: Storage;
+  seed?: number;
+  clock?: ManualClock;
+}
+
+/**
+ * A builder of engines whose clock tests move, over `makeStorage()` unless a storage is given.
+ * @remarks Test files pass the adapter (src/ must not import adapters/, test files may).
+ */
+export function engineMaker(makeStorage: () => Storage) {
+  return (options: JobsEngineOptions = {}): Engine & { clock: ManualClock } => {
+    const clock = options.clock ?? manualClock();
+    const engine = createEngine({
+      storage: options.storage ?? makeStorage(),
+      ids: seededIds(options.seed ?? 7),
+      clock,
+      ...(options.runner ? { runner: options.runner } : {}),
+    });
+    return Object.assign(engine, { clock });
+  };
 }
 
 /** An account-wide actor with its own credential. */
