@@ -28,7 +28,7 @@ async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
 /** Start one job that reaches `state` and is held there; then close the engine. */
 async function leaveJob(dir: string, steps: Step[], state: string): Promise<{ jobId: string; key: string; revision: string }> {
   const runner = new ScriptedRunner([...steps, untilAborted], true);
-  const engine = jobsEngine({ runner, storage: await lowdbStorage({ dir }) });
+  const engine = await jobsEngine({ runner, storage: await lowdbStorage({ dir }) });
   const key = freshKey();
   const { job } = await engine.jobs.start(actor, { idempotencyKey: key, body: specBody() });
   await until(async () => (await engine.jobs.read(actor, job.jobId)).job.state === state, state);
@@ -53,7 +53,7 @@ test('a running job survives close and reopen: the next runner gets it back and 
       ],
       true,
     );
-    const engine = jobsEngine({ runner, storage: await lowdbStorage({ dir }), seed: 8 });
+    const engine = await jobsEngine({ runner, storage: await lowdbStorage({ dir }), seed: 8 });
     await engine.jobs.recovered;
     await engine.jobs.idle();
     assert.equal(runner.started, [jobId]);
@@ -72,7 +72,7 @@ test('a running job survives close and reopen: the next runner gets it back and 
 test('without a runner, a job left running is failed with a clear error on start, never left running forever', () =>
   withDir(async (dir) => {
     const { jobId, key } = await leaveJob(dir, [(ctx) => ctx.setPhase('retrieving')], 'running');
-    const engine = jobsEngine({ storage: await lowdbStorage({ dir }), seed: 9 });
+    const engine = await jobsEngine({ storage: await lowdbStorage({ dir }), seed: 9 });
     await engine.jobs.recovered;
     const { job } = await engine.jobs.read(actor, jobId);
     assert.is(job.state, 'failed');
@@ -93,7 +93,7 @@ test('without a runner, a waiting job stays waiting and can still be cancelled',
       [(ctx) => ctx.setPhase('requesting-review'), (ctx) => ctx.waiting({ summary: 'Needs a person', requiredAction: 'review-in-browser', missingEvidence: ['A primary source'] })],
       'waiting',
     );
-    const engine = jobsEngine({ storage: await lowdbStorage({ dir }), seed: 10 });
+    const engine = await jobsEngine({ storage: await lowdbStorage({ dir }), seed: 10 });
     await engine.jobs.recovered;
     const { job } = await engine.jobs.read(actor, jobId);
     assert.is(job.state, 'waiting');

@@ -32,15 +32,18 @@ export interface JobsEngineOptions {
   clock?: ManualClock;
 }
 
+/** The storage adapters every jobs suite runs on: a name and a factory. */
+export type AdapterList = readonly (readonly [string, () => Storage | Promise<Storage>])[];
+
 /**
  * A builder of engines whose clock tests move, over `makeStorage()` unless a storage is given.
  * @remarks Test files pass the adapter (src/ must not import adapters/, test files may).
  */
-export function engineMaker(makeStorage: () => Storage) {
-  return (options: JobsEngineOptions = {}): Engine & { clock: ManualClock } => {
+export function engineMaker(makeStorage: () => Storage | Promise<Storage>) {
+  return async (options: JobsEngineOptions = {}): Promise<Engine & { clock: ManualClock }> => {
     const clock = options.clock ?? manualClock();
     const engine = createEngine({
-      storage: options.storage ?? makeStorage(),
+      storage: options.storage ?? (await makeStorage()),
       ids: seededIds(options.seed ?? 7),
       clock,
       ...(options.runner ? { runner: options.runner } : {}),
