@@ -127,6 +127,35 @@ for (const [adapter, makeStorage] of ADAPTERS) {
     await engine.close();
   });
 
+  test('runner input is checked: percent 0-100 integer, summaries cut to 1024 units, waiting evidence bounded', async () => {
+    const runner = new ScriptedRunner(HOLD);
+    const engine = await jobsEngine({ runner });
+    const actor = actorOf();
+    const { job } = await engine.jobs.start(actor, { idempotencyKey: freshKey(), body: specBody() });
+    runner.release(1);
+    await until(async () => (await engine.jobs.read(actor, job.jobId)).job.state === 'running', 'running');
+    const ctx = runner.contexts.get(job.jobId)!;
+    for (const percent of [-1, 101, 50.5]) {
+      const e = await errorOf(ctx.progress(percent, 'x'));
+      assert.equal([e.code, e.fields], ['INVALID_REQUEST', ['percent']]);
+    }
+    await ctx.progress(70, `a${'\u{1F600}'.repeat(600)}`);
+    const summary = (await engine.jobs.read(actor, job.jobId)).job.progress.summary;
+    assert.ok(summary.length <= 1024 && summary.length >= 1023, String(summary.length));
+    assert.ok(!/[\ud800-\udbff]$/.test(summary), 'no lone surrogate at the cut');
+    const tooMany = Array.from({ length: 65 }, () => 'e');
+    assert.is((await errorOf(ctx.waiting({ summary: 'w', missingEvidence: tooMany }))).code, 'INVALID_REQUEST');
+    const badArtifact = await errorOf(ctx.recordArtifact({ kind: 'proposal', proposalRef: 'kprp_bad' }));
+    assert.is(badArtifact.code, 'INVALID_REQUEST');
+    await ctx.recordArtifact({ kind: 'inquiry', inquiryId: `kinq_${'a'.repeat(24)}` });
+    const after = (await engine.jobs.read(actor, job.jobId)).job;
+    assert.equal(after.artifacts.inquiry, { inquiryId: `kinq_${'a'.repeat(24)}` });
+    assert.equal(after.progress.percent, 70);
+    const kinds = (await engine.jobs.events(actor, job.jobId)).items.map((e) => e.kind);
+    assert.equal(kinds, ['job.created', 'job.phase', 'job.progress', 'job.artifact'], 'refused calls appended nothing');
+    await engine.close();
+  });
+
   test('runner outcomes: a throwing runner fails the job with JOB_FAILED; one that returns unfinished too', async () => {
     const errors: unknown[] = [];
     const boom: Step = async () => {

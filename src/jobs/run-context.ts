@@ -13,7 +13,13 @@ import { transition, type JobEvent } from './states.ts';
 import type { ResearchJob } from './schemas.ts';
 
 const SUMMARY_MAX = 1024;
-const clip = (text: string, max: number) => (Array.from(text).length <= max ? text : Array.from(text).slice(0, max).join(''));
+/** Cut `text` to at most `max` UTF-16 units (what response schemas count), never inside a surrogate pair. */
+function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max);
+  const last = cut.charCodeAt(cut.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? cut.slice(0, -1) : cut;
+}
 
 /** Apply a transition (and an optional edit of the other fields) to a stored job. */
 export function applyEvent(current: StoredJob, event: JobEvent, edit?: (job: ResearchJob) => ResearchJob) {
@@ -74,7 +80,7 @@ export function createRunContext({ deps, store, documents }: RunContextDeps, sto
     async job() {
       return (await current()).job;
     },
-    setPhase(phase, summary) {
+    async setPhase(phase, summary) {
       const event = (current: StoredJob): JobEvent => (current.job.state === 'queued' ? { type: 'start', phase } : { type: 'phase', phase });
       return update(event, (job) => ({
         ...job,
@@ -82,14 +88,14 @@ export function createRunContext({ deps, store, documents }: RunContextDeps, sto
         progress: summary === undefined ? job.progress : { ...job.progress, summary: summaryOf(summary) },
       }));
     },
-    progress(percent, summary) {
+    async progress(percent, summary) {
       if (!Number.isInteger(percent) || percent < 0 || percent > 100) {
         throw invalid('Progress is an integer percent from 0 to 100.', [{ field: 'percent', message: 'must be an integer from 0 to 100' }]);
       }
       const text = summaryOf(summary);
       return update({ type: 'progress' }, (job) => ({ ...job, progress: { percent, summary: text } }));
     },
-    waiting(input: WaitingInput) {
+    async waiting(input: WaitingInput) {
       const missing = input.missingEvidence ?? [];
       if (missing.length > 64 || missing.some((m) => typeof m !== 'string' || m.length > 4096)) {
         throw invalid('missingEvidence holds at most 64 strings of at most 4096 characters.', [{ field: 'missingEvidence', message: 'must be at most 64 strings of at most 4096 characters' }]);
@@ -118,11 +124,11 @@ export function createRunContext({ deps, store, documents }: RunContextDeps, sto
       });
       return artifact;
     },
-    recordArtifact(artifact) {
+    async recordArtifact(artifact) {
       checkArtifact(artifact);
       return update({ type: 'artifact' }, (job) => withArtifact(job, artifact, deps.baseUrl));
     },
-    succeed(input = {}) {
+    async succeed(input = {}) {
       const text = summaryOf(input.summary ?? 'The report is ready.');
       return update({ type: 'succeed' }, (job) => {
         if (!job.artifacts.report) throw conflict('A research job succeeds only with a staged report; call stageReport first.', 'artifacts.report');
@@ -131,7 +137,7 @@ export function createRunContext({ deps, store, documents }: RunContextDeps, sto
         return out;
       });
     },
-    fail(input: FailureInput) {
+    async fail(input: FailureInput) {
       return update({ type: 'fail' }, (job) => failed(job, input));
     },
   };
