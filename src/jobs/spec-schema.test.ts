@@ -1,9 +1,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
+import { toJsonSchema } from '@valibot/to-json-schema';
 import { isServiceError } from '../errors.ts';
 import { AcceptanceLimits, canonicalJson, parseSpec, utf8Bytes } from './spec-schema.ts';
-import { ResearchJobEventSchema, ResearchJobSchema } from './schemas.ts';
+import { CancellationRequestSchema, ResearchJobEventPageSchema, ResearchJobEventSchema, ResearchJobPageSchema, ResearchJobSchema, ResearchReportSpecSchema } from './schemas.ts';
 import { specBody } from './test-kit.test-support.ts';
 
 const requirement = (i = 0) => ({
@@ -125,6 +126,13 @@ test('the job and event schemas accept what the contract requires and refuse a b
   assert.ok(v.is(ResearchJobEventSchema, event));
   assert.not.ok(v.is(ResearchJobEventSchema, { ...event, kind: 'job.started' }));
   assert.not.ok(v.is(ResearchJobEventSchema, { ...event, eventId: '01' }));
+});
+
+test('every jobs schema has a JSON Schema form (the OpenAPI document is generated from them)', () => {
+  for (const schema of [ResearchReportSpecSchema, ResearchJobSchema, ResearchJobPageSchema, ResearchJobEventSchema, ResearchJobEventPageSchema, CancellationRequestSchema]) {
+    const json = toJsonSchema(schema as never, { errorMode: 'throw', target: 'draft-2020-12' }) as { type?: string };
+    assert.is(json.type, 'object');
+  }
 });
 
 test.run();

@@ -67,13 +67,8 @@ const RequiredSourceSchema = v.strictObject({
   v: v.literal(1),
 });
 
-const WordsSchema = v.pipe(
-  v.strictObject({ minimum: int(1, 20_000), maximum: int(1, 20_000) }),
-  v.forward(
-    v.partialCheck([['minimum'], ['maximum']], (w) => w.minimum <= w.maximum, 'must not be below minimum'),
-    ['maximum'],
-  ),
-);
+/** minimum <= maximum is checked by {@link parseSpec} (a cross-field check has no JSON Schema form). */
+const WordsSchema = v.strictObject({ minimum: int(1, 20_000), maximum: int(1, 20_000) });
 
 /** The optional acceptance contract (revision 3). */
 export const AcceptanceContractSchema = v.strictObject({
@@ -127,9 +122,14 @@ export function utf8Bytes(text: string): number {
   return new TextEncoder().encode(text).length;
 }
 
-function coverageIndexErrors(a: AcceptanceContract): FieldError[] {
+/** Cross-field rules of the acceptance contract: coverage indices in range, word bounds ordered. */
+function crossFieldErrors(a: AcceptanceContract): FieldError[] {
   const count = a.coverageRequirements.length;
   const out: FieldError[] = [];
+  const words = a.requestedVisibleBodyWords;
+  if (words && words.minimum > words.maximum) {
+    out.push({ field: 'acceptance.requestedVisibleBodyWords.maximum', message: 'must not be below minimum' });
+  }
   const check = (index: number, field: string) => {
     if (index >= count) out.push({ field: `acceptance.${field}`, message: `names coverage requirement ${index}, but only ${count} exist` });
   };
@@ -155,7 +155,7 @@ export function parseSpec(body: unknown): ResearchReportSpec {
         { field: 'acceptance', message: `must be at most ${AcceptanceLimits.maxBytes} bytes as canonical JSON (is ${bytes})` },
       ]);
     }
-    const indexErrors = coverageIndexErrors(spec.acceptance);
+    const indexErrors = crossFieldErrors(spec.acceptance);
     if (indexErrors.length) throw invalid(`The acceptance contract ${indexErrors[0]!.field.slice('acceptance.'.length)} ${indexErrors[0]!.message}.`, indexErrors);
   }
   return spec;
