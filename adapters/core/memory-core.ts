@@ -5,6 +5,7 @@
  */
 import type { DocumentHead, HeadCursor, RecordPage, StoredDocument, StoredRecord, StoredUpdate, StreamEntry } from '../../src/ports.ts';
 import type { FactSource } from './batch-validator.ts';
+import { partitionPoint } from './binary-search.ts';
 import type { CollectionView, CoreView, DocumentView, StreamView } from './core-view.ts';
 import { HeadIndex } from './head-index.ts';
 import { decodePagePosition, encodePagePosition } from './page-position.ts';
@@ -21,14 +22,7 @@ interface DocEntry {
 
 /** Index of the first update with version > `version` (binary search; versions ascend). */
 function firstAfter(updates: readonly StoredUpdate[], version: number): number {
-  let lo = 0;
-  let hi = updates.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (updates[mid].version <= version) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(updates, (u) => u.version > version);
 }
 
 function copyUpdates(updates: readonly StoredUpdate[], from: number, to: number): StoredUpdate[] {

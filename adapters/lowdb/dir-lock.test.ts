@@ -9,21 +9,10 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from './index.ts';
 import { bootId, currentProcess, formatIdentity, parseIdentity, processStartTime } from './process-identity.ts';
-import { put, removeTempDirs, tempDir } from './test-kit.ts';
+import { openError, put, removeTempDirs, tempDir } from './test-kit.ts';
 
 const test = suite('lowdb folder lock');
 test.after(removeTempDirs);
-
-/** Opens `dir` and returns the error message, or '' when it opened (and was closed again). */
-async function openError(dir: string): Promise<string> {
-  return lowdbStorage({ dir }).then(
-    async (s) => {
-      await s.close();
-      return '';
-    },
-    (error: Error) => error.message,
-  );
-}
 
 const hasProc = processStartTime(process.pid) !== null;
 

@@ -80,9 +80,8 @@ function headBound(h: DocumentHead): number {
 function opBound(op: PreparedOp): number {
   switch (op.kind) {
     case 'document.create':
-      return 1 + headBound(op.head) + 4 + op.snapshot.length;
     case 'document.append':
-      return 1 + headBound(op.head) + 4 + op.update.length;
+      return 1 + headBound(op.head) + 4 + (op.kind === 'document.create' ? op.snapshot : op.update).length;
     case 'document.compact':
       return 1 + 4 + maxUtf8Bytes(op.documentRef) + 8 + 4 + op.snapshot.length;
     case 'record.put': {
@@ -112,14 +111,10 @@ function writeHead(w: BinaryWriter, h: DocumentHead): void {
 function writeOp(w: BinaryWriter, op: PreparedOp): void {
   switch (op.kind) {
     case 'document.create':
-      w.u8(1);
-      writeHead(w, op.head);
-      w.bytes(op.snapshot);
-      return;
     case 'document.append':
-      w.u8(2);
+      w.u8(op.kind === 'document.create' ? 1 : 2);
       writeHead(w, op.head);
-      w.bytes(op.update);
+      w.bytes(op.kind === 'document.create' ? op.snapshot : op.update);
       return;
     case 'document.compact':
       w.u8(3);

@@ -6,10 +6,10 @@ import { appendFile, mkdir, readFile, readdir, rm, truncate, writeFile } from 'n
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { lowdbStorage, type LowdbStorageOptions } from './index.ts';
+import { lowdbStorage } from './index.ts';
 import { FILE_HEADER_BYTES, encodeFileHeader, readFrame } from './journal-codec.ts';
 import type { RecoveryReport } from './recovery.ts';
-import { append, crashCopy, create, dump, journalOf, put, removeTempDirs, tempDir, text } from './test-kit.ts';
+import { append, crashCopy, create, dump, journalOf, openError, put, removeTempDirs, tempDir, text } from './test-kit.ts';
 
 const test = suite('lowdb recovery');
 test.after(removeTempDirs);
@@ -24,17 +24,6 @@ function frameStarts(data: Buffer): number[] {
     at = read.end;
   }
   return starts;
-}
-
-/** Opens `dir`; returns the error message, or '' when it opened (the storage is closed again). */
-async function openError(dir: string, options: Omit<LowdbStorageOptions, 'dir'> = {}): Promise<string> {
-  return lowdbStorage({ dir, ...options }).then(
-    async (s) => {
-      await s.close();
-      return '';
-    },
-    (error: Error) => error.message,
-  );
 }
 
 test('a torn tail is discarded, cut off before new appends, and reported through onRecovery and stats', async () => {

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { BatchOp, DocumentHead, Storage } from '../../src/ports.ts';
+import { lowdbStorage, type LowdbStorageOptions } from './index.ts';
 
 const tempDirs: string[] = [];
 
@@ -69,4 +70,15 @@ export async function journalOf(dir: string): Promise<string> {
 /** Removes every folder {@link tempDir} made. */
 export async function removeTempDirs(): Promise<void> {
   for (const dir of tempDirs.splice(0)) await rm(dir, { recursive: true, force: true });
+}
+
+/** Opens `dir`; returns the error message, or '' when it opened (the storage is closed again). */
+export async function openError(dir: string, options: Omit<LowdbStorageOptions, 'dir'> = {}): Promise<string> {
+  return lowdbStorage({ dir, ...options }).then(
+    async (s) => {
+      await s.close();
+      return '';
+    },
+    (error: Error) => error.message,
+  );
 }
