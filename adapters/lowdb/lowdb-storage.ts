@@ -3,18 +3,17 @@
  * state checkpointed through lowdb now and then.
  * @module
  */
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Low } from 'lowdb';
 import type { BatchOp, Storage } from '../../src/ports.ts';
 import { ChangeNotifier } from '../core/change-notifier.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import { CHECKPOINT_FILE, DurableCheckpointFile } from './checkpoint-file.ts';
+import { Checkpointer, type JournalSlot } from './checkpointer.ts';
 import { acquireDirLock } from './dir-lock.ts';
 import { GroupCommitter } from './group-commit.ts';
-import { encodeRotationFrame } from './journal-codec.ts';
-import { JournalWriter } from './journal-file.ts';
-import { emptyCheckpoint, recover, removeJournalsUpTo, type RecoveryReport } from './recovery.ts';
+import { emptyCheckpoint, recover, type RecoveryReport } from './recovery.ts';
 
 /** Options of {@link lowdbStorage}. */
 export interface LowdbStorageOptions {
@@ -136,12 +135,9 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
   }
   const { core, replayed, report } = recovered;
   if (report !== null) options.onRecovery?.(report);
-  let journal: JournalWriter = recovered.journal;
+  const journal: JournalSlot = { current: recovered.journal };
   const notifier = new ChangeNotifier();
   let fsyncs = 0;
-  let checkpointCount = 0;
-  let lastCheckpointError: string | null = null;
-  let running: Promise<void> | null = null;
   let closed = false;
   let closing: Promise<void> | null = null;
 
@@ -149,75 +145,21 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     core,
     {
       async write(chunk) {
-        journal.append(chunk);
+        const file = journal.current;
+        file.append(chunk);
         if (!fsync) return;
-        if (fsyncOffThread) await journal.sync();
-        else journal.syncNow();
+        if (fsyncOffThread) await file.sync();
+        else file.syncNow();
         fsyncs++;
       },
     },
     recovered.lastSeq,
     () => {
-      if (!closed && running === null && journal.size >= checkpointEveryBytes) startCheckpoint();
+      if (!closed && checkpointer.running === null && journal.current.size >= checkpointEveryBytes) void checkpointer.start().catch(() => {});
     },
     notifier,
   );
-
-  async function writeCheckpoint(state: CheckpointState): Promise<void> {
-    checkpoints.data = state;
-    try {
-      await checkpoints.write();
-    } finally {
-      checkpoints.data = emptyCheckpoint();
-    }
-    await removeJournalsUpTo(dir, state.generation);
-    checkpointCount++;
-  }
-
-  /**
-   * Between groups: creates the next journal (header durable), closes the current one with a
-   * rotation frame naming it, and switches; returns the checkpoint state as of the switch.
-   * @remarks If the rotation frame cannot be made durable, the storage takes no further commits
-   * (the old journal's end is then uncertain).
-   */
-  function rotate(): Promise<CheckpointState> {
-    return committer.exclusive(async () => {
-      const lastSeq = committer.appliedSeq;
-      const next = await JournalWriter.create(dir, journal.generation + 1, lastSeq);
-      const old = journal;
-      const before = old.size;
-      try {
-        old.append(encodeRotationFrame(next.generation, lastSeq));
-        if (fsync) old.syncNow();
-      } catch (error) {
-        old.cutBackTo(before);
-        await next.close().catch(() => {});
-        await rm(next.path, { force: true }).catch(() => {});
-        committer.fail(error);
-        throw error;
-      }
-      journal = next;
-      await old.close();
-      return { generation: old.generation, lastSeq, nextJournal: next.generation, view: core.view() };
-    });
-  }
-
-  /** Rotates the journal between groups, then writes the state as of the rotation. */
-  async function rotateAndCheckpoint(): Promise<void> {
-    await writeCheckpoint(await rotate());
-  }
-
-  function startCheckpoint(): Promise<void> {
-    const run = rotateAndCheckpoint().then(
-      () => void (lastCheckpointError = null),
-      (error: unknown) => {
-        lastCheckpointError = error instanceof Error ? error.message : String(error);
-        throw error;
-      },
-    );
-    running = run.catch(() => {}).finally(() => (running = null));
-    return run;
-  }
+  const checkpointer = new Checkpointer(dir, checkpoints, committer, core, journal, fsync);
 
   function guard<T>(read: () => T): Promise<T> {
     if (closed) return Promise.reject(new Error(`lowdb storage ${dir} is closed`));
@@ -231,12 +173,12 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
   async function shutDown(): Promise<void> {
     try {
       await committer.drain();
-      await running;
+      await checkpointer.running;
       // Nothing is queued or in flight: rotate to an empty journal and checkpoint the final state,
       // so the next open replays nothing and still finds the journal the checkpoint names.
-      await writeCheckpoint(await rotate());
-      await journal.close();
+      await checkpointer.write(await checkpointer.rotate());
     } finally {
+      await journal.current.close().catch(() => {});
       await lock.release();
     }
   }
@@ -259,21 +201,21 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     commit: (ops: BatchOp[]) => (closed ? guard(() => undefined) : committer.submit(ops)),
     async checkpoint() {
       if (closed) throw new Error(`lowdb storage ${dir} is closed`);
-      await running;
+      await checkpointer.running;
       if (closed) throw new Error(`lowdb storage ${dir} is closed`);
-      await startCheckpoint();
+      await checkpointer.start();
     },
     stats: () => ({
       commits: committer.commits,
       fsyncs,
-      checkpoints: checkpointCount,
-      journalBytes: journal.size,
-      journalGeneration: journal.generation,
+      checkpoints: checkpointer.count,
+      journalBytes: journal.current.size,
+      journalGeneration: journal.current.generation,
       replayedOnOpen: replayed,
       tornBytesOnOpen: report?.bytes ?? 0,
       recovery: report,
-      checkpointRunning: running !== null,
-      lastCheckpointError,
+      checkpointRunning: checkpointer.running !== null,
+      lastCheckpointError: checkpointer.lastError,
     }),
     close() {
       closed = true;
