@@ -115,6 +115,17 @@ test('journal replay after a crash restores every kind of op exactly', async () 
     [{ kind: 'record.delete', collection: 'c', key: 'k/2', expectedRevision: 1 }, put('k/3', 'three')],
     [append('d2', 2), { kind: 'document.compact', documentRef: 'd2', snapshotVersion: 2, snapshot: new Uint8Array(0) }],
     [{ kind: 'document.append', head: head('d1', 5, { title: 'tïtle', updatedAt: 99 }), update: new Uint8Array([0, 255]) }],
+    [
+      { kind: 'record.put', collection: 'c', key: 'j1', value: { s: 'queued' }, index: { partition: 'cred ✓', sortKey: '0002' } },
+      { kind: 'record.put', collection: 'c', key: 'j2', value: null, index: { partition: 'cred ✓', sortKey: '0001' } },
+      { kind: 'stream.append', stream: 'ev:j1', seq: 1, value: { type: 'queued', at: 1.5 } },
+    ],
+    [
+      { kind: 'record.put', collection: 'c', key: 'j1', value: { s: 'done' }, index: { partition: 'cred ✓', sortKey: '0000' } },
+      { kind: 'record.put', collection: 'c', key: 'j2', value: 2 },
+      { kind: 'stream.append', stream: 'ev:j1', seq: 2, value: 'ünïcode' },
+      { kind: 'stream.append', stream: 'ev:j1', seq: 3, value: [null] },
+    ],
   ];
   for (const ops of batches) {
     await storage.commit(ops);
@@ -125,6 +136,9 @@ test('journal replay after a crash restores every kind of op exactly', async () 
   assert.is(crashed.stats().replayedOnOpen, batches.length);
   assert.equal(await dump(crashed, ['d1', 'd2']), await dump(memory, ['d1', 'd2']));
   assert.equal(await crashed.loadUpdates('d1', 3), await memory.loadUpdates('d1', 3));
+  assert.equal(await crashed.listPage('c', 'cred ✓', 10), await memory.listPage('c', 'cred ✓', 10));
+  assert.equal(await crashed.readStream('ev:j1', 0, 10), await memory.readStream('ev:j1', 0, 10));
+  assert.is(await crashed.streamHead('ev:j1'), 3);
   await crashed.close();
   await storage.close();
 });
