@@ -177,6 +177,9 @@ test('a journal left by an unfinished rotation (nobody names it, no batches) is 
     assert.is((await again.getDocumentHead('d1'))?.version, 2);
     await again.close();
   }
+  const unborn = await tempDir();
+  await writeFile(join(unborn, 'journal-000001.log'), encodeFileHeader({ generation: 1, baseSeq: 0 }));
+  assert.is(await openError(unborn), '', 'a crash while a new folder was being set up leaves a folder that opens');
   const orphan = await crashCopy(dir);
   await rm(join(orphan, 'checkpoint.json'));
   assert.match(await openError(orphan), /checkpoint\.json is missing but .*journal-000001\.log holds batches/);

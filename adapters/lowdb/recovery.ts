@@ -30,7 +30,10 @@ export interface RecoveryReport {
   offset: number;
   /** How many bytes were discarded. */
   bytes: number;
-  /** How many batch frames the discarded bytes began (at least 1). */
+  /**
+   * How many frames the discarded bytes began (at least 1): unacknowledged batches, or the
+   * rotation mark of a rotation that a crash interrupted.
+   */
   batches: number;
   /** What was wrong at `offset`. */
   reason: string;
