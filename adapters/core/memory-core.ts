@@ -110,9 +110,8 @@ export class MemoryCore implements FactSource {
     const entries = table.page(partition, limit + 1, position);
     const more = entries.length > limit;
     if (more) entries.pop();
-    const records = entries.map(([key, entry]) => ({ key, value: JSON.parse(entry.json) as T, revision: entry.revision }));
-    const last = entries[entries.length - 1];
-    const next = more ? encodePagePosition({ sortKey: (last[1].index as { sortKey: string }).sortKey, key: last[0] }) : null;
+    const records = entries.map(({ position, entry }) => ({ key: position.key, value: JSON.parse(entry.json) as T, revision: entry.revision }));
+    const next = more ? encodePagePosition(entries[entries.length - 1].position) : null;
     return { records, next };
   }
 

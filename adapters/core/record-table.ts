@@ -107,10 +107,10 @@ export class RecordTable {
    * Up to `limit` entries of `partition`, by sortKey then key descending, strictly after `after`
    * in that order (from the first when null).
    */
-  page(partition: string, limit: number, after: IndexPosition | null): [string, RecordEntry][] {
+  page(partition: string, limit: number, after: IndexPosition | null): { position: IndexPosition; entry: RecordEntry }[] {
     const index = this.partitions.get(partition);
     if (index === undefined) return [];
-    return index.pageBefore(after, limit).map((p) => [p.key, this.entries.get(p.key) as RecordEntry]);
+    return index.pageBefore(after, limit).map((position) => ({ position, entry: this.entries.get(position.key) as RecordEntry }));
   }
 
   /** A point-in-time copy of all entries, in Map order. */
