@@ -18,6 +18,7 @@ import { seedDemo, type DemoSeed } from '../fixtures/demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
 import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';
 import { withRequestLog, type RequestLogFormat } from './request-log.ts';
+import { KW } from './usage.ts';
 
 export { DEMO_RECORD_FILE, ServeError } from './data-dir.ts';
 
@@ -94,7 +95,7 @@ async function bind(handler: Handler, host: string, port: number): Promise<Liste
     const code = (error as NodeJS.ErrnoException).code;
     const where = `${host}:${port}`;
     if (code === 'EADDRINUSE') {
-      throw new ServeError(`port ${port} on ${host} is already in use; stop what uses it, or let the system pick a free port: npx kw serve --port 0`, { cause: error });
+      throw new ServeError(`port ${port} on ${host} is already in use; stop what uses it, or let the system pick a free port: ${KW} serve --port 0`, { cause: error });
     }
     if (code === 'EACCES') throw new ServeError(`not allowed to listen on ${where} (ports below 1024 need privileges); try --port 0`, { cause: error });
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ServeError(`cannot listen on ${where}: ${host} is not an address of this machine (see --host)`, { cause: error });

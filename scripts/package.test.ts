@@ -145,6 +145,12 @@ test('the installed kw prints its version and serves: serve --port 0 --json, GET
   const kw = join(app, 'node_modules/.bin/kw');
   const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
   assert.is((await run(kw, ['--version'], { cwd: app })).stdout.trim(), manifest.version);
+  assert.match((await run(kw, ['serve', '--help'], { cwd: app })).stdout, /^Usage: npx kw serve \[options\]/);
+  const usage = await run(kw, ['serve', '--nope'], { cwd: app }).then(
+    (): { code: number; stdout: string; stderr: string } => assert.unreachable('a usage error exits 2') as never,
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  );
+  assert.equal([usage.code, usage.stdout, usage.stderr], [2, '', 'kw: unknown option --nope (see npx kw serve --help)\n']);
   const child = spawn(kw, ['serve', '--port', '0', '--json', '--seed', 'demo', '--quiet'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
