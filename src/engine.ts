@@ -24,6 +24,8 @@ export interface EngineOptions {
   budgetWindowMs?: number;
   /** Failed background work (compactions, budget saves …) is reported here; default: a JSON line on stderr. */
   onError?: ErrorReporter;
+  /** How long an idempotency record replays its write (ms); default 24 hours. After it the key is a new intent. */
+  idempotencyRetentionMs?: number;
 }
 
 /** The engine: the only door to the state. */
@@ -53,7 +55,7 @@ export function createEngine(options: EngineOptions): Engine {
     baseUrl: options.baseUrl ?? '',
     reportError: options.onError ?? logErrorToConsole,
   };
-  const documents = createDocumentsService(deps);
+  const documents = createDocumentsService(deps, { idempotencyRetentionMs: options.idempotencyRetentionMs });
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
   let closed: Promise<void> | null = null;

@@ -10,26 +10,33 @@
  * @module
  */
 import * as v from 'valibot';
+import { PrincipalSchema } from '../auth/principal-schema.ts';
+import {
+  BlocksRepresentationSchema,
+  DocumentMutationResultSchema,
+  DocumentPageSchema,
+  DocumentSchema,
+  DocumentSummarySchema,
+  FlatBlockSchema,
+  MutationReceiptSchema,
+  RichBlockSchema,
+  RichDocumentSchema,
+} from '../documents/resource-schemas.ts';
 import { Patterns } from '../ids.ts';
-import { BLOCK_TYPES } from '../blocks/model.ts';
 import { ErrorCode } from '../errors.ts';
-import { SCOPES } from '../auth/scopes.ts';
 import { ProposalRequestSchema, ProposalSubmissionResultSchema } from '../knowledge/proposal-schema.ts';
-import { boundedPattern, int, MAX_SAFE, maxArray, pattern, rangeArray, str } from '../schema-kit.ts';
+import { boundedPattern, int, MAX_SAFE, maxArray, pageOf, pattern, rangeArray, str } from '../schema-kit.ts';
 import {
   ClientRequestIdSchema,
-  CredentialRefSchema,
   DecimalString,
   DocumentRefSchema,
   Href,
   JobIdSchema,
   LanguageSchema,
-  OperationRefSchema,
   ProposalRefSchema,
   ReceiptRefSchema,
   RequestIdSchema,
   RequiredActionSchema,
-  ResponseBlockIdSchema,
   ReviewRefSchema,
   ScopeSchema,
   Sha256Schema,
@@ -100,120 +107,6 @@ export const ErrorEnvelopeSchema = v.pipe(
   v.description('Every error answer.'),
 );
 
-// ---------------------------------------------------------------------------------------------
-// Principal
-
-export const PrincipalSchema = v.object({
-  v: v.literal(1),
-  credentialRef: CredentialRefSchema,
-  displayPrefix: pattern(Patterns.displayPrefix, 'svc_agent_v1_scred_ + 8 lowercase hex + U+2026 (28 characters).'),
-  label: v.pipe(v.string(), v.maxLength(80)),
-  scopes: v.pipe(rangeArray(ScopeSchema, 1, SCOPES.length), v.description('The scopes the credential holds.')),
-  requestBudget: int(1, 10_000),
-  remainingBudget: int(0, 10_000),
-  expiresAt: v.nullable(TimestampSchema),
-  spaceRef: v.optional(SpaceRefSchema),
-  documentRef: v.optional(v.pipe(DocumentRefSchema, v.description('Set for a document-bound credential.'))),
-  browserHref: v.optional(v.pipe(Href, v.description('Set for a document-bound credential.'))),
-  budgets: v.optional(v.pipe(v.object({}), v.description('Per-minute, daily and research-run budgets.'))),
-});
-
-// ---------------------------------------------------------------------------------------------
-// Documents
-
-/**
- * One block of the canonical editor JSON, shaped as the BlockNote editor shapes its blocks.
- * @remarks Recursive through `children`; converted with the `definitions` option.
- */
-export const RichBlockSchema: v.GenericSchema = v.object({
-  id: ResponseBlockIdSchema,
-  type: v.string(),
-  props: v.record(v.string(), v.unknown()),
-  content: v.optional(v.unknown()),
-  children: v.array(v.lazy(() => RichBlockSchema)),
-});
-
-export const RichDocumentSchema = v.pipe(
-  v.object({ type: v.literal('blocks'), blocks: v.array(RichBlockSchema) }),
-  v.description('The canonical editor JSON (BlockNote blocks). contentSha256 is the SHA-256 of its compact JSON.'),
-);
-
-export const DocumentSchema = v.object({
-  v: v.literal(1),
-  documentRef: DocumentRefSchema,
-  spaceRef: SpaceRefSchema,
-  title: str(1, 240),
-  version: int(1, MAX_SAFE),
-  format: v.literal('service-rich-document'),
-  formatGeneration: v.literal(1),
-  contentSha256: Sha256Schema,
-  browserHref: Href,
-  document: RichDocumentSchema,
-});
-
-export const DocumentSummarySchema = v.object({
-  v: v.literal(1),
-  documentRef: DocumentRefSchema,
-  spaceRef: SpaceRefSchema,
-  title: str(1, 240),
-  version: int(1, MAX_SAFE),
-  contentSha256: Sha256Schema,
-  blockCount: v.optional(int(0, 10_000)),
-  browserHref: Href,
-  createdAt: v.optional(TimestampSchema),
-  updatedAt: TimestampSchema,
-});
-
-/** A list page: decisions.md fixes `{ items, nextCursor }`. */
-export function pageOf<T extends v.GenericSchema>(item: T, max: number) {
-  return v.object({
-    items: maxArray(item, max),
-    nextCursor: v.pipe(v.nullable(v.string()), v.description('Send back unchanged as cursor for the next page; null on the last page.')),
-  });
-}
-
-export const DocumentPageSchema = pageOf(DocumentSummarySchema, 50);
-
-export const FlatBlockSchema = v.object({
-  id: ResponseBlockIdSchema,
-  parentBlockId: v.nullable(ResponseBlockIdSchema),
-  index: int(0, 10_000),
-  depth: v.optional(int(0, 10_000)),
-  type: v.picklist(BLOCK_TYPES),
-  markdown: v.optional(v.string()),
-  level: v.optional(v.picklist([1, 2, 3])),
-  checked: v.optional(v.boolean()),
-  code: v.optional(v.string()),
-  language: v.optional(v.string()),
-  rows: v.optional(v.array(v.array(v.string()))),
-  citations: v.optional(v.pipe(v.array(v.string()), v.description('Exact https URLs the block cites.'))),
-});
-
-export const BlocksRepresentationSchema = v.pipe(
-  v.object({
-    v: v.optional(v.literal(1)),
-    documentRef: DocumentRefSchema,
-    version: int(1, MAX_SAFE),
-    blocks: v.pipe(maxArray(FlatBlockSchema, 10_000), v.description('Every authored block in document order.')),
-  }),
-  v.description('format=blocks: a flat list of authored blocks, each with its stable id, parent, index and own Markdown.'),
-);
-
-export const MutationReceiptSchema = v.object({
-  v: v.literal(1),
-  documentRef: DocumentRefSchema,
-  operationRef: OperationRefSchema,
-  baseVersion: int(1, MAX_SAFE - 1),
-  resultingVersion: int(2, MAX_SAFE),
-  contentSha256: Sha256Schema,
-  affectedBlockIds: rangeArray(ResponseBlockIdSchema, 1, 256),
-});
-
-export const DocumentMutationResultSchema = v.object({
-  v: v.literal(1),
-  document: DocumentSchema,
-  receipt: MutationReceiptSchema,
-});
 
 // ---------------------------------------------------------------------------------------------
 // Research jobs
