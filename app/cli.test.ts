@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { main, parseDuration, startServe, type CliIO } from './cli.ts';
-import { DEMO_RECORD_FILE, serve } from './serve.ts';
+import { serve } from './serve.ts';
 import { KW } from './usage.ts';
 import { VERSION } from './version.ts';
 
@@ -106,41 +106,6 @@ test('token create calls the operator API and prints the token (text and --json)
     assert.match(wrong.err.join('\n'), /401 AUTH_REQUIRED/);
   } finally {
     await server.close();
-  }
-});
-
-test('the demo seed is loaded once per data folder and its token reused on the next start', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'kw-serve-'));
-  try {
-    const first = await serve({ port: 0, data: dir, seed: 'demo' });
-    let token: string;
-    let documentRef: string;
-    try {
-      assert.ok(first.demo && first.demoSeededNow);
-      token = first.demo.token;
-      documentRef = first.demo.documentRef;
-      assert.is((await stat(join(dir, DEMO_RECORD_FILE))).mode & 0o777, 0o600);
-      const record = JSON.parse(await readFile(join(dir, DEMO_RECORD_FILE), 'utf8')) as { token: string };
-      assert.is(record.token, token);
-    } finally {
-      await first.close();
-    }
-    // The lock is released by close(), so the folder opens again; the seed is not loaded twice.
-    const second = await serve({ port: 0, data: dir, seed: 'demo' });
-    try {
-      assert.is(second.demo?.token, token);
-      assert.is(second.demoSeededNow, false);
-      const res = await fetch(`${second.url}/api/v1/documents`, { headers: { authorization: `Bearer ${token}` } });
-      const page = ((await res.json()) as { data: { items: { documentRef: string; browserHref: string }[] } }).data;
-      assert.equal(
-        page.items.map((d) => d.documentRef),
-        [documentRef],
-      );
-    } finally {
-      await second.close();
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
   }
 });
 
