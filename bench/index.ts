@@ -6,10 +6,12 @@
  */
 import { runHttpBench } from './http.ts';
 import { runMutationBench } from './mutations.ts';
+import { runProfileLoop } from './profile-loop.ts';
 
 // The HTTP bench forks this same file as its server processes: they must not run the benches.
 if (!process.env.KW_BENCH_SERVER) {
   const only = process.argv[2];
   if (!only || only === 'mutations') await runMutationBench();
   if (!only || only === 'http') await runHttpBench();
+  if (only === 'profile') await runProfileLoop(Number(process.argv[3] ?? 10), process.argv[4] ?? 'edit', Number(process.argv[5] ?? 3));
 }
