@@ -61,3 +61,24 @@ export class VersionContent {
     return this.text === null && this.hash === null;
   }
 }
+
+/** Versions kept per loaded document (a power of two): about one chunk of text each until read. */
+export const RECENT_VERSIONS = 256;
+
+/** The contents of a loaded document's last {@link RECENT_VERSIONS} versions, by version modulo their count. */
+export interface RecentVersions {
+  versions: Float64Array;
+  contents: (VersionContent | undefined)[];
+}
+
+/** An empty ring of recent versions. */
+export function recentVersions(): RecentVersions {
+  return { versions: new Float64Array(RECENT_VERSIONS), contents: new Array<VersionContent | undefined>(RECENT_VERSIONS) };
+}
+
+/** Keep `content` as the content of `version` (it replaces the version {@link RECENT_VERSIONS} before). */
+export function keepVersion(recent: RecentVersions, version: number, content: VersionContent): void {
+  const slot = version & (RECENT_VERSIONS - 1);
+  recent.versions[slot] = version;
+  recent.contents[slot] = content;
+}

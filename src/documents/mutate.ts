@@ -130,7 +130,6 @@ export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Pr
     throw error;
   }
   advance(loaded, newHead, 1, update.byteLength, content);
-  ctx.versions.set(documentRef, resultingVersion, content);
   if (ctx.compactor.due(loaded)) ctx.compactor.later(documentRef);
   return { document: viewOf(loaded, deps), receipt, idempotency: { idempotency: 'created', receiptRef, v: 1 } };
 }
