@@ -5,7 +5,7 @@
  * is the code as shipped (tsx's per-closure `__name` wrappers cost ~10% on the hot path).
  */
 import { runHttpBench } from './http.ts';
-import { runMutationBench, versionOnlyScaling } from './mutations.ts';
+import { pathologicalEdits, runMutationBench, versionOnlyScaling } from './mutations.ts';
 import { runProfileLoop } from './profile-loop.ts';
 
 // The HTTP bench forks this same file as its server processes: they must not run the benches.
@@ -14,5 +14,6 @@ if (!process.env.KW_BENCH_SERVER) {
   if (!only || only === 'mutations') await runMutationBench();
   if (!only || only === 'http') await runHttpBench();
   if (only === 'scaling') await versionOnlyScaling();
+  if (only === 'pathological') await pathologicalEdits();
   if (only === 'profile') await runProfileLoop(Number(process.argv[3] ?? 10), process.argv[4] ?? 'edit', Number(process.argv[5] ?? 3));
 }

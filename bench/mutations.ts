@@ -268,6 +268,64 @@ export async function versionOnlyScaling(): Promise<void> {
   ]);
 }
 
+/** 41,000-character paragraphs built to stress an inline Markdown parser. */
+export const PATHOLOGICAL: Record<string, string> = Object.fromEntries(
+  Object.entries({
+    '**a**a': '**a**a',
+    '*a': '*a',
+    '_a': '_a',
+    '***a': '***a',
+    '[': '[',
+    '[a': '[a',
+    '](': '](',
+    '[a](': '[a](',
+    '![': '![',
+    '`a': '`a',
+    '<': '<',
+    '<a': '<a',
+    '*': '*',
+    '_': '_',
+    '`': '`',
+    '*_[`<](a': '*_[`<](a',
+  }).map(([name, unit]) => [name, unit.repeat(Math.ceil(41_000 / unit.length)).slice(0, 41_000)]),
+);
+
+/**
+ * Time per edit that sets one block of a 10-block document to each pathological paragraph (target
+ * ≤ 10 ms). The last characters change per edit so no cache helps; a paragraph that is not one block
+ * of inline content (a line of `*` is a thematic break) is timed as a rejected edit.
+ */
+export async function pathologicalEdits(): Promise<void> {
+  const engine = createEngine({ storage: memoryStorage() });
+  const state = await buildDocument(engine, 10);
+  const rows = [['paragraph (41,000 chars of …)', 'ms per edit', 'outcome']];
+  for (const [name, text] of Object.entries(PATHOLOGICAL)) {
+    let outcome = 'applied';
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const markdown = text.slice(0, -4) + 'x'.repeat(i) + text.slice(text.length - 4 + i);
+      const t = performance.now();
+      try {
+        const out = await engine.documents.mutate(actor, state.ref, {
+          idempotencyKey: key(),
+          ifRevision: state.revision,
+          body: { v: 1, intent: 'stress', mutation: { kind: 'edit', blockId: state.ids[0], block: { type: 'paragraph', markdown } } },
+        });
+        state.revision = out.document.revision;
+      } catch (error) {
+        outcome = `rejected (${(error as { code?: string }).code ?? 'error'})`;
+      }
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    const median = times[2]!;
+    rows.push([JSON.stringify(name), `${median.toFixed(2)}${median <= 10 ? '' : ' (NOT met)'}`, outcome]);
+  }
+  await engine.close();
+  console.log('\npathological inline Markdown, one edit of a 10-block document, median of 5 (target ≤ 10 ms)');
+  table(rows);
+}
+
 /** lowdb: single awaited writer and 64 concurrent writers vs bare 200-byte appends with fdatasync. */
 async function durability(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kw-bench-'));
@@ -338,6 +396,7 @@ export async function runMutationBench(): Promise<void> {
   table(rows);
   console.log('target: in-process (memory), 10-block document, every kind ≥ 30% of raw Yjs');
   await versionOnlyScaling();
+  await pathologicalEdits();
   await largeEditBudget();
   await durability();
   await heap();

@@ -3,8 +3,13 @@
  * @module
  */
 
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\u0000-\u007f]*$/;
+
 /** UTF-8 byte length of a string without encoding it (a lone surrogate counts 3 bytes, as encoded). */
 export function utf8Length(text: string): number {
+  // The regex engine scans ASCII several times faster than a charCodeAt loop; most text is ASCII.
+  if (text.length > 64 && ASCII.test(text)) return text.length;
   let bytes = text.length;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
