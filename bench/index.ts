@@ -5,15 +5,16 @@
  * is the code as shipped (tsx's per-closure `__name` wrappers cost ~10% on the hot path).
  */
 import { runHttpBench } from './http.ts';
-import { pathologicalEdits, runMutationBench, versionOnlyScaling } from './mutations.ts';
+import { runMutationBench } from './mutations.ts';
+import { pathologicalEdits, versionOnlyScaling } from './stress.ts';
 import { runProfileLoop } from './profile-loop.ts';
 
 // The HTTP bench forks this same file as its server processes: they must not run the benches.
 if (!process.env.KW_BENCH_SERVER) {
   const only = process.argv[2];
   if (!only || only === 'mutations') await runMutationBench();
+  if (!only || only === 'mutations' || only === 'scaling') await versionOnlyScaling();
+  if (!only || only === 'mutations' || only === 'pathological') await pathologicalEdits();
   if (!only || only === 'http') await runHttpBench();
-  if (only === 'scaling') await versionOnlyScaling();
-  if (only === 'pathological') await pathologicalEdits();
   if (only === 'profile') await runProfileLoop(Number(process.argv[3] ?? 10), process.argv[4] ?? 'edit', Number(process.argv[5] ?? 3));
 }
