@@ -21,8 +21,11 @@ const BLOCK_KEYS = ['type', 'markdown', 'level', 'checked', 'code', 'language'] 
 const MOVE_KEYS = ['kind', 'blockIds', 'beforeBlockId', 'newParentBlockId', 'oldParentBlockId', 'newSiblingBlockIds', 'oldSiblingBlockIds'] as const;
 const DELETE_KEYS = ['kind', 'blockIds', 'parentBlockIds', 'siblingBlockIds'] as const;
 
-const isObj = (x: unknown): x is Obj =>
-  typeof x === 'object' && x !== null && (Object.getPrototypeOf(x) === Object.prototype || Object.getPrototypeOf(x) === null);
+function isObj(x: unknown): x is Obj {
+  if (typeof x !== 'object' || x === null) return false;
+  const proto: unknown = Object.getPrototypeOf(x);
+  return proto === Object.prototype || proto === null;
+}
 
 /** True when every own key of `o` is one of `keys` and no value is undefined. */
 function onlyKeys(o: Obj, keys: readonly string[]): boolean {
