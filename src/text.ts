@@ -1,5 +1,5 @@
 /**
- * Text helpers shared by the domain and the edge: UTF-8 sizes without encoding, flat strings.
+ * Text helpers shared by the domain and the edge: UTF-8 sizes without encoding.
  * @module
  */
 
@@ -21,13 +21,4 @@ export function utf8Length(text: string): number {
     } else bytes += 2;
   }
   return bytes;
-}
-
-/**
- * The same string, made one flat sequence in V8 now (ToNumber must read it whole), so that later
- * joins, hashes, comparisons and writes copy it instead of walking its concatenation tree each time.
- */
-export function flatString(text: string): string {
-  void Number(text);
-  return text;
 }

@@ -10,7 +10,6 @@ import { isoTimestamp } from '../clock.ts';
 import type { EngineDeps } from '../deps.ts';
 import { conflict } from '../errors.ts';
 import type { DocumentHead } from '../ports.ts';
-import { flatString } from '../text.ts';
 import type { Loaded } from './cache.ts';
 import { VersionContent } from './content.ts';
 import { flatBlocks } from './flat-blocks.ts';
@@ -31,7 +30,7 @@ export function currentRevision(loaded: Loaded): string {
   const version = loaded.head.version;
   const cached = loaded.revision;
   if (cached !== undefined && cached.version === version) return cached.text;
-  const text = flatString(revisionOf(loaded.head.documentRef, version));
+  const text = revisionOf(loaded.head.documentRef, version);
   loaded.revision = { version, text };
   return text;
 }
