@@ -1,6 +1,8 @@
 /**
  * Runs the benchmarks on bundled code: esbuild bundles bench/index.ts (as `npm run build` bundles the
- * server), then plain `node --expose-gc` runs it. Arguments pass through (`mutations` or `http`).
+ * server), then plain `node --expose-gc` runs it. Arguments pass through (`mutations`, `scaling`,
+ * `pathological`, `http`, or `profile [blocks] [kind] [seconds]`). With `KW_BENCH_CPU_PROF=DIR` node
+ * writes a CPU profile of the run into DIR (`--cpu-prof`).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -22,5 +24,7 @@ await build({
   packages: 'external',
   logLevel: 'warning',
 });
-const run = spawnSync(process.execPath, ['--expose-gc', outfile, ...process.argv.slice(2)], { stdio: 'inherit' });
+const profileDir = process.env.KW_BENCH_CPU_PROF;
+const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+const run = spawnSync(process.execPath, ['--expose-gc', ...profile, outfile, ...process.argv.slice(2)], { stdio: 'inherit' });
 process.exit(run.status ?? 1);
