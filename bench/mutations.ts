@@ -13,6 +13,7 @@ import type { Actor } from '../src/deps.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 import { sha256Hex } from '../src/hash.ts';
 import type { Storage } from '../src/ports.ts';
+import { recordTable } from './report.ts';
 
 export const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 1);
 export const actor: Actor = { accountId: 'bench', credentialRef: null, documentRef: null };
@@ -149,7 +150,9 @@ export function fmt(n: number): string {
   return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
 }
 
-export function table(rows: string[][]): void {
+/** Print a table (first row: the header) and keep it for the report (see report.ts). */
+export function table(rows: string[][], title = '', chart = rows[0]!.length - 1, target?: number, lower = false): void {
+  if (title) recordTable(title, rows, chart, target, lower);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
 }
@@ -297,7 +300,7 @@ export async function runMutationBench(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  table(rows);
+  table(rows, 'Mutation throughput: engine vs raw Yjs (engine/raw, %)', 4, 30);
   console.log('target: in-process (memory), 10-block document, every kind ≥ 30% of raw Yjs');
   await largeEditBudget();
   await durability();
