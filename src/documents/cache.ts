@@ -41,6 +41,7 @@ export function newLoaded(head: DocumentHead, tree: BlockTree, logCount: number,
 /** Move a cache entry to a later version (its representations are rebuilt on the next read). */
 export function advance(loaded: Loaded, head: DocumentHead, updates: number, bytes: number, content: VersionContent | null = null): void {
   loaded.head = head;
+  loaded.content?.release(); // a view of the old version still reads it, from the pieces
   loaded.content = content;
   if (content !== null) keepVersion(loaded.recent, head.version, content);
   loaded.view = loaded.blocks = loaded.markdown = null;

@@ -7,63 +7,43 @@ import type { Sha256Hex } from '../hash.ts';
 
 /**
  * One version's canonical rich-json `document` text and hash.
- * @remarks Holds the tree's cached JSON pieces of that version (strings shared with neighbouring
- * versions: an edit re-joins one chunk, so a version costs about one chunk of text until resolved).
- * The first read of {@link VersionContent.json} joins them; the first read of
- * {@link VersionContent.sha256} hashes them piece by piece; after both, only the results are kept.
+ * @remarks Holds the tree's cached JSON pieces of that version: strings shared with neighbouring
+ * versions (an edit re-joins one chunk), so a version costs about one chunk of text plus an array.
+ * The first read of {@link VersionContent.json} joins them, the first read of
+ * {@link VersionContent.sha256} hashes them (the joined text when there is one, else piece by
+ * piece); each at most once. {@link VersionContent.release} drops the joined text once the document
+ * has moved on, so that kept versions do not hold a whole document each.
  */
 export class VersionContent {
-  private parts: readonly string[] | null;
   private text: string | null = null;
   private hash: string | null;
 
   constructor(
-    parts: readonly string[] | null,
+    private readonly parts: readonly string[],
     private readonly hasher: Sha256Hex,
     knownHash: string | null = null,
   ) {
-    this.parts = parts;
     this.hash = knownHash;
   }
 
-  /** A content whose text is already known (its hash is still computed on demand). */
-  static ofText(text: string, hasher: Sha256Hex, knownHash: string | null = null): VersionContent {
-    const content = new VersionContent(null, hasher, knownHash);
-    content.text = text;
-    return content;
-  }
-
-  /** The canonical JSON text, joined on first read. */
+  /** The canonical JSON text, joined on first read (and again only after a release). */
   get json(): string {
-    if (this.text === null) {
-      this.text = this.parts!.join('');
-      if (this.hash !== null) this.parts = null;
-    }
-    return this.text;
+    return (this.text ??= this.parts.join(''));
   }
 
   /** Hex SHA-256 of {@link VersionContent.json}, computed on first read. */
   get sha256(): string {
-    if (this.hash === null) {
-      this.hash = this.text !== null ? this.hasher(this.text) : this.hasher(this.parts!);
-      if (this.text !== null) this.parts = null;
-    }
-    return this.hash;
+    return (this.hash ??= this.hasher(this.text ?? this.parts));
   }
 
-  /** True once the hash is known. */
-  get hashed(): boolean {
-    return this.hash !== null;
-  }
-
-  /** True while only the pieces are held (neither text nor hash built yet). */
-  get pending(): boolean {
-    return this.text === null && this.hash === null;
+  /** Drop the joined text (kept: the pieces, and the hash when computed). */
+  release(): void {
+    this.text = null;
   }
 }
 
-/** Versions kept per loaded document (a power of two): about one chunk of text each until read. */
-export const RECENT_VERSIONS = 256;
+/** Versions kept per loaded document (a power of two): about one chunk of text and an array each. */
+export const RECENT_VERSIONS = 64;
 
 /** The contents of a loaded document's last {@link RECENT_VERSIONS} versions, by version modulo their count. */
 export interface RecentVersions {
