@@ -6,6 +6,7 @@
  */
 import { runHttpBench } from './http.ts';
 import { runMutationBench } from './mutations.ts';
+import { runPeerBench } from './peer-bench.ts';
 import { pathologicalEdits, versionOnlyScaling } from './stress.ts';
 import { runProfileLoop } from './profile-loop.ts';
 import { recordTable, writeReport } from './report.ts';
@@ -20,6 +21,7 @@ if (!process.env.KW_BENCH_SERVER) {
   if (!only || only === 'mutations') await runMutationBench();
   if (!only || only === 'mutations' || only === 'scaling') await versionOnlyScaling();
   if (!only || only === 'mutations' || only === 'pathological') await pathologicalEdits();
+  if (!only || only === 'peer') await runPeerBench();
   if (!only || only === 'http') {
     const rows = await runHttpBench();
     const cells = rows.map((r) => [r.name, r.requestsPerSec.toFixed(0), r.mbPerSec.toFixed(1), r.ratio === null ? 'baseline' : `${(r.ratio * 100).toFixed(1)}%`]);
