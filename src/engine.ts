@@ -10,6 +10,8 @@ import { createCredentialService, type CredentialService } from './auth/credenti
 import { createDocumentsService, type DocumentsServiceImpl } from './documents/service.ts';
 import { sha256Hex, type Sha256Hex } from './hash.ts';
 import { randomIds, refMinter, type IdSource } from './ids.ts';
+import type { Extractor, Fetcher } from './library/capture-port.ts';
+import { createLibraryService, type LibraryOptions, type LibraryService } from './library/service.ts';
 import type { Storage } from './ports.ts';
 
 /** Options of {@link createEngine}. Only `storage` is required. */
@@ -22,6 +24,14 @@ export interface EngineOptions {
   baseUrl?: string;
   /** Length of a credential's request-budget window; default 24 hours. */
   budgetWindowMs?: number;
+  /** Brings pages for library captures (adapters/capture `nodeFetcher()`); without one, link captures fail. */
+  fetcher?: Fetcher;
+  /** Reads captured HTML and PDF (adapters/capture `contentExtractor()`); without one, nothing is captured. */
+  extractor?: Extractor;
+  /** Let captures fetch private, loopback and link-local addresses (`--capture-allow-private`); default false. */
+  captureAllowPrivate?: boolean;
+  /** Further library limits (queue sizes, fetch limits, upload limits). */
+  library?: Omit<LibraryOptions, 'fetcher' | 'extractor' | 'captureAllowPrivate'>;
 }
 
 /** The engine: the only door to the state. */
@@ -30,6 +40,7 @@ export interface Engine {
   readonly documents: DocumentsServiceImpl;
   readonly credentials: CredentialService;
   readonly activation: Activation;
+  readonly library: LibraryService;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -53,14 +64,22 @@ export function createEngine(options: EngineOptions): Engine {
   const documents = createDocumentsService(deps);
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
+  const library = createLibraryService(deps, {
+    ...options.library,
+    fetcher: options.fetcher ?? null,
+    extractor: options.extractor ?? null,
+    captureAllowPrivate: options.captureAllowPrivate ?? false,
+  });
   let closed: Promise<void> | null = null;
   return {
     deps,
     documents,
     credentials,
     activation,
+    library,
     close() {
       closed ??= (async () => {
+        await library.close();
         await credentials.flush();
         await documents.flush();
         await deps.storage.close();
