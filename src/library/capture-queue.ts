@@ -1,7 +1,8 @@
 /**
  * A bounded background queue of capture jobs.
- * @remarks The durable job records are the truth; this queue only holds up to `queueSize` job keys
- * in memory and runs at most `concurrency` at once. An offer never waits: when the queue is full the
+ * @remarks The durable job records are the truth; this queue holds at most `queueSize` waiting job
+ * keys in memory and runs at most `concurrency` at once (so at most `queueSize + concurrency` jobs are
+ * held). An offer never waits: when the queue is full the
  * job stays in storage and a later refill (when the queue runs dry) picks it up, so memory stays
  * bounded by the queue size however many links are saved. `start()` refills from storage, which is
  * how pending captures resume after a restart.
@@ -12,7 +13,7 @@
 export interface CaptureQueueOptions {
   /** Captures running at once (default 4). */
   concurrency: number;
-  /** Job keys held in memory (default 256). */
+  /** Waiting job keys held in memory (default 256). */
   queueSize: number;
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
-import { alice, itemOf, key, libraryEngine, run, saveAndCapture } from '../../fixtures/pages/library-kit.ts';
+import { alice, backgroundErrors, itemOf, key, libraryEngine, run, saveAndCapture } from '../../fixtures/pages/library-kit.ts';
 import { startPageServer, type PageServer } from '../../fixtures/pages/server.ts';
 import { nodeFetcher } from '../../adapters/capture/index.ts';
 import type { Fetcher } from './capture-port.ts';
@@ -15,6 +15,7 @@ test.before(async () => {
 });
 test.after(async () => {
   await pages.close();
+  assert.equal(backgroundErrors, [], 'no unexpected background capture error');
 });
 
 const failedWith = (item: { capture?: { state: string; reason: { code: string } | null } }) => [item.capture?.state, item.capture?.reason?.code];
@@ -86,7 +87,7 @@ test('readable text beyond maxTextLength is cut and the capture is partial', asy
 });
 
 test('without a fetcher, captures fail as not configured', async () => {
-  const engine = libraryEngine(pages, { fetcher: undefined });
+  const engine = libraryEngine(pages, { fetcher: null });
   const item = await saveAndCapture(engine, alice, `${pages.origin}/article.html`);
   assert.equal(failedWith(item), ['failed', 'not-configured']);
   await engine.close();

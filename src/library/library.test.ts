@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { alice, bob, itemOf, key, libraryEngine, refusal, run, saveAndCapture } from '../../fixtures/pages/library-kit.ts';
+import { alice, backgroundErrors, bob, itemOf, key, libraryEngine, refusal, run, saveAndCapture } from '../../fixtures/pages/library-kit.ts';
 import { startPageServer, type PageServer } from '../../fixtures/pages/server.ts';
 import type { ReaderPage } from './reader-page.ts';
 import { selectPassage } from './selection.ts';
@@ -12,6 +12,7 @@ test.before(async () => {
 });
 test.after(async () => {
   await pages.close();
+  assert.equal(backgroundErrors, [], 'no unexpected background capture error');
 });
 
 async function readerPage(engine: ReturnType<typeof libraryEngine>, sourceId: string): Promise<ReaderPage> {

@@ -105,6 +105,9 @@ export async function finishUpload(ctx: LibraryContext, actor: Actor, command: F
     const stored = await loadUpload(ctx, actor, command.uploadId);
     const u = stored.value;
     const field = (name: string, message: string, text: string) => invalid(text, [{ field: name, message }]);
+    if (u.state === 'received' && ctx.deps.clock.now() > u.expiresAt) {
+      throw new ServiceError('CONFLICT', `Upload ${u.uploadId} expired at ${isoTimestamp(u.expiresAt)}; prepare a new upload.`, { fieldErrors: [{ field: 'uploadId', message: 'has expired' }] });
+    }
     if (u.state !== 'received') throw field('uploadId', 'has no bytes yet', `Upload ${u.uploadId} has received no bytes; PUT them to its path first.`);
     if (u.receivedBytes !== u.byteLength) {
       throw field('uploadId', `received ${u.receivedBytes} of ${u.byteLength} bytes`, `Upload ${u.uploadId} received ${u.receivedBytes} bytes but ${u.byteLength} were declared; PUT the whole file again.`);
