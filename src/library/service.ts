@@ -69,6 +69,8 @@ export interface LibraryService {
   start(): void;
   /** Resolves when no capture is queued, running or pending in storage. */
   idle(): Promise<void>;
+  /** Capture jobs held in memory now (waiting plus running); at most `queueSize + concurrency`. */
+  heldJobs(): number;
   /** Abort running captures and stop; pending captures resume on the next start. */
   close(): Promise<void>;
 }
@@ -195,6 +197,7 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
       queue.start();
     },
     idle: () => queue.idle(),
+    heldJobs: () => queue.size,
     close: () => queue.close(),
   };
   if (options.autoStart ?? true) service.start();
