@@ -41,6 +41,7 @@ function harness(concurrency: number, queueSize: number) {
   const tick = () => new Promise((r) => setTimeout(r, 0));
   const releaseAll = async () => {
     while (release.size) {
+      maxHeld = Math.max(maxHeld, queue.size);
       for (const [k, f] of [...release]) {
         release.delete(k);
         f();
@@ -58,7 +59,8 @@ test('memory holds at most queueSize waiting jobs plus concurrency running ones,
   await h.tick();
   await h.releaseAll();
   await h.queue.idle();
-  assert.equal(h.stats(), { maxRunning: 2, maxHeld: 5 });
+  assert.is(h.stats().maxRunning, 2);
+  assert.ok(h.stats().maxHeld <= 5, `held ${h.stats().maxHeld} > queueSize + concurrency`);
   assert.is(h.done.length, 20);
   assert.equal(new Set(h.done).size, 20);
   assert.equal(h.durable, []);

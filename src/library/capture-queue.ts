@@ -29,6 +29,7 @@ export class CaptureQueue {
   private readonly running = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private overflow = false;
+  private pumpScheduled = false;
   private refilling = false;
   private closed = false;
   private waiters: (() => void)[] = [];
@@ -56,7 +57,7 @@ export class CaptureQueue {
     }
     this.known.add(key);
     this.queued.push(key);
-    this.pump();
+    this.schedulePump();
     return true;
   }
 
@@ -81,7 +82,7 @@ export class CaptureQueue {
   }
 
   private isIdle(): boolean {
-    return this.running.size === 0 && this.queued.length === 0 && !this.refilling && (!this.overflow || this.closed);
+    return this.running.size === 0 && this.queued.length === 0 && !this.refilling && !this.pumpScheduled && (!this.overflow || this.closed);
   }
 
   private notifyIdle(force = false): void {
@@ -89,6 +90,19 @@ export class CaptureQueue {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();
+  }
+
+  /**
+   * Start jobs from a fresh task rather than inside the caller's promise chain, so that the request
+   * that offered a job answers before any capture code runs.
+   */
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setTimeout(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    }, 0);
   }
 
   private pump(): void {
