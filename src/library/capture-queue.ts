@@ -30,6 +30,7 @@ export class CaptureQueue {
   private readonly abort = new AbortController();
   private overflow = false;
   private pumpScheduled = false;
+  private refilled: Promise<void> = Promise.resolve();
   private refilling = false;
   private closed = false;
   private waiters: (() => void)[] = [];
@@ -77,6 +78,8 @@ export class CaptureQueue {
     this.closed = true;
     this.queued.length = 0;
     this.abort.abort(new Error('the library is closing'));
+    // A refill reads storage: let it finish before the caller closes the store.
+    await this.refilled;
     while (this.running.size) await Promise.allSettled([...this.running]);
     this.notifyIdle(true);
   }
@@ -118,7 +121,7 @@ export class CaptureQueue {
         });
       this.running.add(run);
     }
-    if (this.queued.length === 0 && this.overflow && !this.refilling) void this.refill();
+    if (this.queued.length === 0 && this.overflow && !this.refilling) this.refilled = this.refill();
     this.notifyIdle();
   }
 
