@@ -11,7 +11,8 @@ const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
 /** Extract the title (document info) and paragraphs of a PDF. */
 export async function extractPdf(bytes: Uint8Array): Promise<ExtractedText> {
   // PDF.js takes ownership of (detaches) the buffer it is given, so it gets a copy.
-  const pdf = await getDocumentProxy(bytes.slice());
+  // verbosity 0: errors only (PDF.js otherwise logs repair warnings to the console).
+  const pdf = await getDocumentProxy(bytes.slice(), { verbosity: 0 });
   try {
     const { text } = await extractText(pdf, { mergePages: false });
     const meta = await getMeta(pdf).catch(() => null);
