@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { toJsonSchema } from '@valibot/to-json-schema';
 import * as v from 'valibot';
 import { ServiceError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -77,6 +78,12 @@ test('reads need library:read, every other type (and unknown ones) library:write
   for (const t of ['save-link', 'highlight', 'create-note', 'set-reading-state', 'prepare-upload', 'finish-upload', 'prepare-import', 'unknown']) {
     assert.is(requiredScope(t), 'library:write', t);
   }
+});
+
+test('the command schema converts to JSON Schema without loss (the OpenAPI document can publish it)', () => {
+  const schema = toJsonSchema(LibraryCommandSchema, { errorMode: 'throw' }) as { oneOf: { properties: { type: { const: string } }; additionalProperties: boolean }[] };
+  assert.equal(schema.oneOf.map((o) => o.properties.type.const), [...LIBRARY_COMMAND_TYPES]);
+  assert.ok(schema.oneOf.every((o) => o.additionalProperties === false));
 });
 
 test.run();

@@ -5,6 +5,7 @@
  * @module
  */
 import * as v from 'valibot';
+import { codePointLength, maxChars } from '../documents/schemas.ts';
 import { Patterns } from '../ids.ts';
 
 /** Identifier patterns of the library (all `<prefix>_` + 24 lowercase hex). */
@@ -27,35 +28,23 @@ export const MAX_NOTE = 65_536;
 export const MAX_URL = 2048;
 
 /** Length in code points (the contract counts string limits in code points). */
-export function codePointLength(s: string): number {
-  let n = 0;
-  for (const _ of s) n++;
-  return n;
-}
+export { codePointLength };
 
+/** A string of `min`-`max` code points; stays `min_length`/`max_length` actions, so it is published as JSON Schema. */
 const text = (max: number, min = 0) =>
-  v.pipe(
-    v.string(),
-    v.check((s) => {
-      const n = codePointLength(s);
-      return n >= min && n <= max;
-    }, min > 0 ? `must be ${min}-${max} characters` : `must be at most ${max} characters`),
-  );
+  min > 0
+    ? v.pipe(v.string(), v.minLength(min, `must be ${min}-${max} characters`), maxChars(max, `must be ${min}-${max} characters`))
+    : v.pipe(v.string(), maxChars(max, `must be at most ${max} characters`));
 const id = (pattern: RegExp, what: string) => v.pipe(v.string(), v.regex(pattern, `must be a ${what}`));
 const offset = v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must be at least 0'), v.maxValue(10_000_000, 'must be at most 10000000'));
 const IdempotencyKey = v.pipe(v.string(), v.regex(Patterns.idempotencyKey, 'must be 16-128 letters, digits, underscores or hyphens'));
 
+const URL_MESSAGE = 'must be an absolute http or https URL without user name or password';
 const httpUrl = v.pipe(
   v.string(),
   v.maxLength(MAX_URL, `must be at most ${MAX_URL} characters`),
-  v.check((s) => {
-    try {
-      const u = new URL(s);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && u.username === '' && u.password === '';
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute http or https URL without user name or password'),
+  v.regex(/^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^\s/?#@]+(?:[/?#]\S*)?$/, URL_MESSAGE),
+  v.url(URL_MESSAGE),
 );
 
 /** One selection of a highlight: a passage of one block of one capture representation. */
@@ -103,7 +92,7 @@ export const SetReadingStateSchema = v.strictObject({
 export const PrepareUploadSchema = v.strictObject({
   type: v.literal('prepare-upload'),
   fileName: v.pipe(text(255, 1), v.regex(/^[^/\\\u0000-\u001f]+$/, 'must be a plain file name without slashes or control characters')),
-  contentType: v.pipe(v.string(), v.maxLength(255), v.regex(/^[a-z0-9][a-z0-9!#$&^_.+-]*\/[a-z0-9][a-z0-9!#$&^_.+-]*$/i, 'must be a media type such as application/pdf')),
+  contentType: v.pipe(v.string(), v.maxLength(255), v.regex(/^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$/, 'must be a media type such as application/pdf')),
   byteLength: v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1')),
   idempotencyKey: IdempotencyKey,
 });
