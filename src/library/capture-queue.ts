@@ -27,7 +27,8 @@ export class CaptureQueue {
   private readonly queued: string[] = [];
   private readonly known = new Set<string>();
   private readonly running = new Set<Promise<void>>();
-  private readonly abort = new AbortController();
+  /** One controller per running job, so listeners die with their job. */
+  private readonly controllers = new Set<AbortController>();
   private overflow = false;
   private pumpScheduled = false;
   private refilled: Promise<void> = Promise.resolve();
@@ -77,7 +78,7 @@ export class CaptureQueue {
   async close(): Promise<void> {
     this.closed = true;
     this.queued.length = 0;
-    this.abort.abort(new Error('the library is closing'));
+    for (const c of this.controllers) c.abort(new Error('the library is closing'));
     // A refill reads storage: let it finish before the caller closes the store.
     await this.refilled;
     while (this.running.size) await Promise.allSettled([...this.running]);
@@ -112,9 +113,12 @@ export class CaptureQueue {
     if (this.closed) return;
     while (this.running.size < this.options.concurrency && this.queued.length) {
       const key = this.queued.shift()!;
-      const run: Promise<void> = this.runJob(key, this.abort.signal)
+      const controller = new AbortController();
+      this.controllers.add(controller);
+      const run: Promise<void> = this.runJob(key, controller.signal)
         .catch((e: unknown) => this.onError(e))
         .finally(() => {
+          this.controllers.delete(controller);
           this.running.delete(run);
           this.known.delete(key);
           this.pump();

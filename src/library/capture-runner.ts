@@ -163,7 +163,11 @@ export async function runCaptureJob(env: CaptureEnv, key: string, signal: AbortS
       // A reading-state change landed meanwhile: apply the capture on top of the new revision.
       if (!isStorageConflict(e) || attempt >= 8) throw e;
       const again = await storage.getRecord<ItemRecord>(Collections.items, key);
-      if (!again || again.value.capture?.state !== 'pending') return;
+      if (!again || again.value.capture?.state !== 'pending') {
+        // Another process finished this capture first: only the job record is left to drop.
+        await storage.commit([{ kind: 'record.delete', collection: Collections.jobs, key }]);
+        return;
+      }
       stored = again;
     }
   }

@@ -6,7 +6,8 @@ import * as assert from 'uvu/assert';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
 import { alice, backgroundErrors, itemOf, key, libraryEngine, run, saveAndCapture } from '../../fixtures/pages/library-kit.ts';
 import { startPageServer, type PageServer } from '../../fixtures/pages/server.ts';
-import { nodeFetcher } from '../../adapters/capture/index.ts';
+import { contentExtractor, nodeFetcher } from '../../adapters/capture/index.ts';
+import { createLibraryService } from './service.ts';
 import type { Fetcher } from './capture-port.ts';
 
 let pages: PageServer;
@@ -128,6 +129,20 @@ test('saved items survive a restart and their pending captures resume on start (
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('two library services on one store (two processes) capture a pending link once', async () => {
+  const engine = libraryEngine(pages, { library: { autoStart: false } });
+  const other = createLibraryService(engine.deps, { fetcher: nodeFetcher({ testAllowOrigins: [pages.origin] }), extractor: contentExtractor(), autoStart: false, onError: (e) => backgroundErrors.push(e) });
+  const saved = await itemOf(engine, alice, { type: 'save-link', url: `${pages.origin}/article-31.html`, idempotencyKey: key() });
+  engine.library.start();
+  other.start();
+  await Promise.all([engine.library.idle(), other.idle()]);
+  const item = await itemOf(engine, alice, { type: 'get', itemId: saved.itemId });
+  assert.equal([item.capture?.state, item.revision], ['ready', 2]);
+  assert.equal((await engine.deps.storage.listPage('library.capture-jobs', 'pending', 10)).records, []);
+  await other.close();
+  await engine.close();
 });
 
 test('a full queue never blocks saving; overflowing jobs wait in storage and are all captured', async () => {

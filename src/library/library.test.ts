@@ -179,7 +179,9 @@ test('list pages newest first with a cursor bound to the credential', async () =
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
     clock.advance(1000);
-    ids.push((await itemOf(engine, alice, { type: 'create-note', sourceId: (await saveAndCapture(engine, alice, `${pages.origin}/article-${i}.html`)).itemId, markdown: `n${i}`, idempotencyKey: key() })).itemId);
+    const source = await saveAndCapture(engine, alice, `${pages.origin}/article-${i}.html`);
+    clock.advance(1000);
+    ids.push((await itemOf(engine, alice, { type: 'create-note', sourceId: source.itemId, markdown: `n${i}`, idempotencyKey: key() })).itemId);
   }
   const seen: string[] = [];
   let cursor: string | undefined;
