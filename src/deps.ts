@@ -16,7 +16,21 @@ export interface EngineDeps {
   sha256: Sha256Hex;
   /** Origin prefixed to browser links (`browserHref`), e.g. `http://127.0.0.1:8787`; '' gives relative links. */
   baseUrl: string;
+  /**
+   * Where failed background work goes (compactions, budget saves, later captures and jobs): it has no
+   * request to answer, so it is reported here instead of being swallowed.
+   */
+  reportError: ErrorReporter;
 }
+
+/** Receives an error of background work and names the work (`compaction`, `budgets`, …). Must not throw. */
+export type ErrorReporter = (error: unknown, source: string) => void;
+
+/** The default {@link ErrorReporter}: one JSON line on stderr. */
+export const logErrorToConsole: ErrorReporter = (error, source) => {
+  const e = error instanceof Error ? error : new Error(String(error));
+  console.error(JSON.stringify({ level: 'error', msg: 'background work failed', source, error: e.message, stack: e.stack }));
+};
 
 /**
  * Who is acting: the account, the credential (null for a trusted in-process caller) and, for a

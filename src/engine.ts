@@ -4,7 +4,7 @@
  * @module
  */
 import { systemClock, type Clock } from './clock.ts';
-import type { EngineDeps } from './deps.ts';
+import { logErrorToConsole, type EngineDeps, type ErrorReporter } from './deps.ts';
 import { createActivation, type Activation } from './auth/activation.ts';
 import { createCredentialService, type CredentialService } from './auth/credentials.ts';
 import { createDocumentsService, type DocumentsServiceImpl } from './documents/service.ts';
@@ -13,6 +13,8 @@ import { randomIds, refMinter, type IdSource } from './ids.ts';
 import type { Extractor, Fetcher } from './library/capture-port.ts';
 import { createLibraryService, type LibraryOptions, type LibraryService } from './library/service.ts';
 import type { Storage } from './ports.ts';
+import { createJobsService, type JobsService } from './jobs/service.ts';
+import type { ResearchRunner } from './jobs/runner.ts';
 
 /** Options of {@link createEngine}. Only `storage` is required. */
 export interface EngineOptions {
@@ -24,6 +26,16 @@ export interface EngineOptions {
   baseUrl?: string;
   /** Length of a credential's request-budget window; default 24 hours. */
   budgetWindowMs?: number;
+  /**
+   * Failed background work with no caller to report to (compactions, budget saves, a research runner
+   * that throws …), with the name of the work (`compaction`, `budgets`, `job kjob_…`); default: a JSON
+   * line on stderr.
+   */
+  onError?: ErrorReporter;
+  /** How long an idempotency record replays its write (ms); default 24 hours. After it the key is a new intent. */
+  idempotencyRetentionMs?: number;
+  /** The research runner; without one, fresh research-job starts answer FEATURE_RETIRED. */
+  runner?: ResearchRunner;
   /** Brings pages for library captures (adapters/capture `nodeFetcher()`); without one, link captures fail. */
   fetcher?: Fetcher;
   /** Reads captured HTML and PDF (adapters/capture `contentExtractor()`); without one, nothing is captured. */
@@ -40,6 +52,9 @@ export interface Engine {
   readonly documents: DocumentsServiceImpl;
   readonly credentials: CredentialService;
   readonly activation: Activation;
+  /** Research jobs (recovery of jobs an earlier process left running starts with the engine). */
+  readonly jobs: JobsService;
+  /** The link library: commands, uploads and background capture (pending captures resume with the engine). */
   readonly library: LibraryService;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
@@ -60,12 +75,20 @@ export function createEngine(options: EngineOptions): Engine {
     refs: refMinter(ids),
     sha256: options.sha256 ?? sha256Hex,
     baseUrl: options.baseUrl ?? '',
+    reportError: options.onError ?? logErrorToConsole,
   };
-  const documents = createDocumentsService(deps);
+  const documents = createDocumentsService(deps, { idempotencyRetentionMs: options.idempotencyRetentionMs });
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
+  const jobs = createJobsService(deps, {
+    runner: options.runner ?? null,
+    documents,
+    onError: (error, jobId) => deps.reportError(error, jobId === null ? 'jobs' : `job ${jobId}`),
+  });
   const library = createLibraryService(deps, {
+    idempotencyRetentionMs: options.idempotencyRetentionMs,
     ...options.library,
+    onError: options.library?.onError ?? ((error) => deps.reportError(error, 'library capture')),
     fetcher: options.fetcher ?? null,
     extractor: options.extractor ?? null,
     captureAllowPrivate: options.captureAllowPrivate ?? false,
@@ -76,10 +99,13 @@ export function createEngine(options: EngineOptions): Engine {
     documents,
     credentials,
     activation,
+    jobs,
     library,
     close() {
       closed ??= (async () => {
         await library.close();
+        await jobs.recovered;
+        await jobs.close();
         await credentials.flush();
         await documents.flush();
         await deps.storage.close();

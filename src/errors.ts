@@ -97,15 +97,6 @@ export class ServiceError extends Error {
     this.retryAfterMs =
       options.retryAfterMs === undefined ? undefined : Math.max(0, Math.min(86_400_000, Math.ceil(options.retryAfterMs)));
   }
-
-  /** The `error` object of the envelope. */
-  toApiError(): ApiError {
-    const out: ApiError = { code: this.code, message: this.message, retryable: this.retryable };
-    if (this.fieldErrors?.length) out.fieldErrors = this.fieldErrors;
-    if (this.requiredAction) out.requiredAction = this.requiredAction;
-    if (this.retryAfterMs !== undefined) out.retryAfterMs = this.retryAfterMs;
-    return out;
-  }
 }
 
 /** True for a {@link ServiceError} or its structured clone (matched by name and code, not prototype). */

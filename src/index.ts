@@ -65,4 +65,6 @@ export { importBlockNote } from './blocks/blocknote-import.ts';
 export { sha256Hex, type Sha256Hex } from './hash.ts';
 export { createApiHandler, type ApiHandlerOptions } from './api/handler.ts';
 export type { Handler, PlainRequest, PlainResponse } from './api/types.ts';
-export { buildOpenApi } from './api/openapi.ts';
+export { buildOpenApi, listOperations, defineOperation } from './api/registry/index.ts';
+export type { AnyOperation, OperationDef, OperationInput, InputDef, ParamDef, HeaderDef, BodyDef, ResponseDef, Audience } from './api/registry/index.ts';
+export type { ResponseEvent } from './api/handler.ts';

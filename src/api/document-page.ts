@@ -1,9 +1,6 @@
 /**
- * GET /documents/{documentRef}: the `browserHref` target, a plain read-only HTML page of a document.
- * @remarks LOCAL DEV ONLY. The browser app (with a signed-in person) is out of this project's scope;
- * the dev server renders the page without any authentication so a person can follow browserHref on
- * their own machine. The listener binds 127.0.0.1 by default; embedders that expose the server must
- * pass `documentPages: false` to `createApiHandler`.
+ * The HTML of the `browserHref` target: the sign-in note every request gets until sign-in exists, and
+ * the read-only page an explicitly opened local dev server shows (`documentPages: 'open'`).
  * @module
  */
 import type { FlatBlock } from '../documents/types.ts';
@@ -71,6 +68,23 @@ export async function renderDocumentPage(engine: Engine, documentRef: string): P
 <h1>${escapeHtml(head.title)}</h1>
 <p class="meta">Read-only view &middot; version ${head.version} &middot; ${escapeHtml(documentRef)} (local development page)</p>
 ${body}
+</body></html>
+`;
+}
+
+/** The 401 note: the page is for the signed-in person; how to read the document meanwhile. */
+export function signInRequiredPage(documentRef: string): string {
+  const ref = escapeHtml(documentRef.slice(0, 64));
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign-in required</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40em;margin:2em auto;padding:0 1em}code{background:#f4f4f4;padding:0 .2em}</style>
+</head><body>
+<h1>Sign-in required</h1>
+<p>This page is for the person who owns the document, and this server has no sign-in yet.</p>
+<p>Read the document through the API with a bearer token that may see it:</p>
+<pre><code>curl -H "Authorization: Bearer $TOKEN" /api/v1/documents/${ref}?format=markdown</code></pre>
+<p>A local development server started with <code>--dev-open-document-pages</code> shows this page without sign-in.</p>
 </body></html>
 `;
 }

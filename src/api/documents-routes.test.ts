@@ -453,8 +453,24 @@ limits('a mutation that would make a document unreadable (over 2 MB) is refused 
   }
 });
 
-limits('GET /documents/{ref} renders a read-only HTML page (local development), escaping content', async () => {
+limits('GET /documents/{ref} answers 401 with an HTML note by default: the page is for the signed-in person', async () => {
   const s = await startServer();
+  try {
+    const token = (await s.credential({ scopes: DOC_SCOPES })).token;
+    const ref = (await create(s, token, 'Private')).json.data.documentRef;
+    const r = await s.req(`/documents/${ref}`);
+    assert.is(r.status, 401);
+    assert.match(String(r.headers['content-type']), /^text\/html/);
+    assert.ok(r.text.includes('Sign-in required'));
+    assert.not.ok(r.text.includes('Private'));
+    assert.is((await s.req(`/documents/sdoc_${'3'.repeat(48)}`)).status, 401, 'no difference between existing and absent documents');
+  } finally {
+    await s.close();
+  }
+});
+
+limits('with documentPages "open" (a local dev flag) GET /documents/{ref} renders a read-only HTML page, escaping content', async () => {
+  const s = await startServer({ documentPages: 'open' });
   try {
     const token = (await s.credential({ scopes: DOC_SCOPES })).token;
     const created = await create(s, token, '<script>alert(1)</script> Title');

@@ -18,15 +18,14 @@ import type { BudgetStatus } from '../auth/budgets.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { constantTimeEqual } from '../auth/tokens.ts';
 import type { Engine } from '../engine.ts';
-import { ServiceError, invalid } from '../errors.ts';
-import type { Operation, RequestContext } from './context.ts';
-import { renderDocumentPage } from './document-page.ts';
-import { baseHeaders, JSON_TYPE } from './envelope.ts';
+import { ServiceError, invalid, isServiceError, type ServiceErrorOptions } from '../errors.ts';
+import type { EdgeSettings, RequestContext } from './context.ts';
 import { errorResponse, failureResponse } from './errors-edge.ts';
-import { exceedsBytes, utf8Length } from './http-util.ts';
+import { exceedsBytes, queryParam, utf8Length } from './http-util.ts';
+import { listOperations, openApiJson } from './registry/index.ts';
+import { wireFieldNames, type AnyOperation, type OperationInput } from './registry/operation.ts';
 import { createRouter } from './router.ts';
 import { activationBlocked } from './unavailable.ts';
-import { routeTable } from './routes.ts';
 import { MAX_REQUEST_BODY, MAX_RESPONSE_BODY, type Handler, type PlainRequest, type PlainResponse } from './types.ts';
 
 /** Options of {@link createApiHandler}. */
@@ -41,8 +40,30 @@ export interface ApiHandlerOptions {
    * API still stores changes, and reports the effective state).
    */
   activationOverrides?: Partial<ActivationState> | undefined;
-  /** Serve the unauthenticated local-development document page at /documents/{ref}. Default true. */
-  documentPages?: boolean | undefined;
+  /**
+   * The person's document pages at /documents/{ref} (the `browserHref` target). `sign-in-required`
+   * (default): 401 with a short HTML note, since this server has no sign-in; `open`: a read-only HTML
+   * view without sign-in, for a local development server only; `off`: 404.
+   */
+  documentPages?: EdgeSettings['documentPages'] | undefined;
+  /**
+   * Called with every request's outcome (after the response is built): for request logs and tests.
+   * Must not throw.
+   */
+  onResponse?: ((event: ResponseEvent) => void) | undefined;
+}
+
+/** What {@link ApiHandlerOptions.onResponse} receives. */
+export interface ResponseEvent {
+  request: PlainRequest;
+  response: PlainResponse;
+  requestId: string;
+  /** The operation that answered, or null (unknown path, 405, refused before routing). */
+  operation: AnyOperation | null;
+  /** The error code of an error answer. */
+  errorCode: string | null;
+  errorMessage: string | null;
+  durationMs: number;
 }
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9_-]{16,128}$/;
@@ -56,14 +77,13 @@ const decoder = new TextDecoder('utf-8', { fatal: true });
 
 class Context implements RequestContext {
   clientRequestId: string | undefined = undefined;
-  params: readonly string[] = [];
-  query = '';
   credential: Credential | null = null;
   budget: BudgetStatus | null = null;
-  body: unknown = undefined;
+  operation: AnyOperation | null = null;
   constructor(
     readonly engine: Engine,
     readonly request: PlainRequest,
+    readonly settings: EdgeSettings,
     readonly requestId: string,
     private readonly effectiveActivation: () => Promise<ActivationState>,
   ) {}
@@ -88,7 +108,7 @@ function parseJsonBody(request: PlainRequest): unknown {
   const type = request.headers['content-type'];
   if (type === undefined || !JSON_CONTENT_TYPE.test(type)) {
     throw invalid('The request body must be sent as Content-Type: application/json.', [
-      { field: 'headers.Content_Type', message: 'must be application/json' },
+      { field: 'Content_Type', message: 'must be application/json' },
     ]);
   }
   let text: string;
@@ -105,7 +125,7 @@ function parseJsonBody(request: PlainRequest): unknown {
   }
 }
 
-function missingScope(op: Operation, credential: Credential): string | null {
+function missingScope(op: AnyOperation, credential: Credential): string | null {
   const scopes = credential.scopeSet;
   if (op.allScopes) for (const s of op.allScopes) if (!scopes.has(s)) return s;
   if (op.anyScopes && !op.anyScopes.some((s) => scopes.has(s))) return op.anyScopes.join(' or ');
@@ -129,33 +149,10 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     ? async () => ({ ...(await engine.activation.get()), ...overrides })
     : () => engine.activation.get();
 
-  let openApiText: string | null = null;
-  const openapi: Operation = {
-    auth: 'none',
-    charge: 'never',
-    async run(ctx) {
-      if (openApiText === null) {
-        const mod = await import('./openapi.ts');
-        openApiText = JSON.stringify(mod.buildOpenApi());
-      }
-      const headers = baseHeaders(ctx, JSON_TYPE);
-      headers['cache-control'] = 'public, max-age=300';
-      return { status: 200, headers, body: openApiText };
-    },
-  };
-  const documentPage: Operation = {
-    auth: 'none',
-    charge: 'never',
-    async run(ctx) {
-      const html = await renderDocumentPage(engine, ctx.params[0]!);
-      if (html === null) throw new ServiceError('NOT_FOUND', 'The document was not found.');
-      const headers = baseHeaders(ctx, 'text/html; charset=utf-8');
-      headers['content-security-policy'] = "default-src 'none'; style-src 'unsafe-inline'";
-      headers['x-content-type-options'] = 'nosniff';
-      return { status: 200, headers, body: html };
-    },
-  };
-  const router = createRouter(routeTable({ openapi, documentPage: options.documentPages === false ? null : documentPage }));
+  const settings: EdgeSettings = { documentPages: options.documentPages ?? 'sign-in-required', openApiJson };
+  const operations = listOperations().filter((op) => op.operationId !== 'getDocumentPage' || settings.documentPages !== 'off');
+  const router = createRouter(operations);
+  const fieldNames = new Map(operations.map((op) => [op, wireFieldNames(op.input)]));
 
   async function pipeline(ctx: Context): Promise<PlainResponse> {
     const request = ctx.request;
@@ -174,7 +171,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     }
     const q = url.indexOf('?');
     const path = q === -1 ? url : url.slice(0, q);
-    if (q !== -1) ctx.query = url.slice(q + 1);
+    const query = q === -1 ? '' : url.slice(q + 1);
     const method = request.method;
     const match = router.match(method, path);
     if (match === null) {
@@ -188,13 +185,13 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
         { allow: match.allow },
       );
     }
-    ctx.params = match.params;
+    ctx.operation = op;
 
     const clientRequestId = headers['x-request-id'];
     if (clientRequestId !== undefined) {
       if (!CLIENT_REQUEST_ID.test(clientRequestId)) {
         throw invalid('X-Request-Id must be 16-128 letters, digits, underscores or hyphens.', [
-          { field: 'headers.X_Request_Id', message: 'must be 16-128 letters, digits, underscores or hyphens' },
+          { field: 'X_Request_Id', message: 'must be 16-128 letters, digits, underscores or hyphens' },
         ]);
       }
       ctx.clientRequestId = clientRequestId;
@@ -228,9 +225,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     if (request.bodyTooLarge === true || (request.body !== null && request.body.byteLength > MAX_REQUEST_BODY)) {
       throw invalid('The request body exceeds the limit of 256 KB.', [{ field: '$', message: `must be at most ${MAX_REQUEST_BODY} bytes` }]);
     }
-    if (op.body === 'json') ctx.body = parseJsonBody(request);
-
-    return op.run(ctx);
+    return op.run(ctx, readInput(op, match.params, query, request));
   }
 
   function finish(ctx: Context, response: PlainResponse): PlainResponse {
@@ -259,14 +254,64 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
   let idCounter = 0;
   const nextRequestId = () => `${idPrefix}${(idCounter++).toString(16).padStart(12, '0')}`;
 
+  const onResponse = options.onResponse;
   return async function handle(request: PlainRequest): Promise<PlainResponse> {
-    const ctx = new Context(engine, request, nextRequestId(), effectiveActivation);
+    const started = onResponse ? performance.now() : 0;
+    const ctx = new Context(engine, request, settings, nextRequestId(), effectiveActivation);
     let response: PlainResponse;
+    let failure: unknown = null;
     try {
       response = await pipeline(ctx);
     } catch (e) {
-      response = failureResponse(ctx, e, log);
+      failure = e;
+      response = failureResponse(ctx, ctx.operation ? toWireFields(e, fieldNames.get(ctx.operation)!) : e, log);
     }
-    return finish(ctx, response);
+    response = finish(ctx, response);
+    if (onResponse) {
+      const known = isServiceError(failure) ? failure : null;
+      onResponse({
+        request,
+        response,
+        requestId: ctx.requestId,
+        operation: ctx.operation,
+        errorCode: failure === null ? null : (known?.code ?? 'INTERNAL_ERROR'),
+        errorMessage: failure === null ? null : (known?.message ?? 'An unexpected error occurred.'),
+        durationMs: performance.now() - started,
+      });
+    }
+    return response;
   };
+}
+
+/** The input of an operation: path parameters, query values and headers by logical name, and the JSON body. */
+function readInput(op: AnyOperation, params: Record<string, string>, query: string, request: PlainRequest): OperationInput {
+  const input = op.input;
+  const q: Record<string, string | undefined> = {};
+  if (input.query) for (const name of Object.keys(input.query)) q[name] = queryParam(query, name);
+  const h: Record<string, string | undefined> = {};
+  if (input.headers) for (const name of Object.keys(input.headers)) h[name] = request.headers[input.headers[name]!.name.toLowerCase()];
+  const body: unknown = input.body ? parseJsonBody(request) : undefined;
+  return { path: params, query: q, headers: h, body } as OperationInput;
+}
+
+/**
+ * The domain names inputs logically (`idempotencyKey`, `format`); fieldErrors on the wire name them as
+ * the client sent them: a header by its name (`Idempotency_Key`: the contract's field grammar has no
+ * hyphen), a query value as `query.<name>`, a path segment as `path.<name>`. Body fields keep their path.
+ */
+function toWireFields(e: unknown, names: Map<string, string>): unknown {
+  if (!isServiceError(e) || !e.fieldErrors?.length || names.size === 0) return e;
+  let changed = false;
+  const fieldErrors = e.fieldErrors.map((fe) => {
+    const dot = fe.field.indexOf('.');
+    const wire = names.get(dot === -1 ? fe.field : fe.field.slice(0, dot));
+    if (wire === undefined) return fe;
+    changed = true;
+    return { field: dot === -1 ? wire : `${wire}${fe.field.slice(dot)}`, message: fe.message };
+  });
+  if (!changed) return e;
+  const options: ServiceErrorOptions = { retryable: e.retryable, fieldErrors, cause: e };
+  if (e.requiredAction !== undefined) options.requiredAction = e.requiredAction;
+  if (e.retryAfterMs !== undefined) options.retryAfterMs = e.retryAfterMs;
+  return new ServiceError(e.code, e.message, options);
 }

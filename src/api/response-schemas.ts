@@ -10,64 +10,39 @@
  * @module
  */
 import * as v from 'valibot';
+import { PrincipalSchema } from '../auth/principal-schema.ts';
+import {
+  BlocksRepresentationSchema,
+  DocumentMutationResultSchema,
+  DocumentPageSchema,
+  DocumentSchema,
+  DocumentSummarySchema,
+  FlatBlockSchema,
+  MutationReceiptSchema,
+  RichBlockSchema,
+  RichDocumentSchema,
+} from '../documents/resource-schemas.ts';
 import { Patterns } from '../ids.ts';
-import { BLOCK_TYPES } from '../blocks/model.ts';
 import { ErrorCode } from '../errors.ts';
-import { SCOPES } from '../auth/scopes.ts';
-
-const MAX_SAFE = 9_007_199_254_740_991;
-
-const str = (min: number, max: number) => v.pipe(v.string(), v.minLength(min), v.maxLength(max));
-const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
-const pattern = (re: RegExp, description: string) => v.pipe(v.string(), v.regex(re), v.description(description));
-const boundedPattern = (min: number, max: number, re: RegExp, description: string) =>
-  v.pipe(v.string(), v.minLength(min), v.maxLength(max), v.regex(re), v.description(description));
-const maxArray = <T extends v.GenericSchema>(item: T, max: number) => v.pipe(v.array(item), v.maxLength(max));
-const rangeArray = <T extends v.GenericSchema>(item: T, min: number, max: number) =>
-  v.pipe(v.array(item), v.minLength(min), v.maxLength(max));
-
-// ---------------------------------------------------------------------------------------------
-// Identifiers and values
-
-export const RequestIdSchema = pattern(Patterns.requestId, 'Server-minted request id (16-128 characters).');
-export const ClientRequestIdSchema = pattern(
-  /^[A-Za-z0-9_-]{16,128}$/,
-  'The X-Request-Id the client sent, echoed (16-128 letters, digits, underscores, hyphens).',
-);
-export const TimestampSchema = pattern(
-  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/,
-  'ISO 8601 UTC timestamp with millisecond precision: YYYY-MM-DDTHH:MM:SS.mmmZ.',
-);
-export const Sha256Schema = pattern(Patterns.sha256, '64 lowercase hex characters.');
-export const DocumentRefSchema = pattern(Patterns.documentRef, 'A documentRef: sdoc_ and 48 lowercase hex characters.');
-export const SpaceRefSchema = pattern(Patterns.spaceRef, 'A spaceRef: ksp_ and 48 lowercase hex characters.');
-export const OperationRefSchema = pattern(Patterns.operationRef, 'An operationRef: docop_ and 48 lowercase hex characters.');
-export const CredentialRefSchema = pattern(Patterns.credentialRef, 'A credentialRef: scred_ and 24 lowercase hex characters.');
-export const JobIdSchema = pattern(Patterns.jobId, 'A research job id: kjob_ and 48 lowercase hex characters.');
-export const ProposalRefSchema = pattern(Patterns.proposalRef, 'A proposalRef: kprp_ and 48 lowercase hex characters.');
-export const ReviewRefSchema = pattern(Patterns.reviewRef, 'A reviewRef: krvw_ and 48 lowercase hex characters.');
-export const ReceiptRefSchema = pattern(Patterns.receiptRef, 'An idempotency receipt ref (16-160 characters).');
-export const ResponseBlockIdSchema = pattern(Patterns.blockId, 'A stable block id (1-128 characters).');
-export const LanguageSchema = boundedPattern(
-  2,
-  64,
-  /^(und|[a-z]{2,3}(-[a-z0-9]{2,8})*)$/,
-  'und, or a lowercase BCP 47 tag: 2-3 letters then optional subtags of 2-8 alphanumerics (2-64 characters).',
-);
-const Href = str(1, 2048);
-const DecimalString = pattern(/^(0|[1-9][0-9]*)$/, 'A decimal sequence number as a string.');
-
-export const ScopeSchema = v.picklist(SCOPES);
-
-export const REQUIRED_ACTIONS = [
-  'authenticate',
-  'choose-new-idempotency-key',
-  'refresh-resource',
-  'retry-job',
-  'review-in-browser',
-  'submit-through-research-job',
-] as const;
-export const RequiredActionSchema = v.picklist(REQUIRED_ACTIONS);
+import { ProposalRequestSchema, ProposalSubmissionResultSchema } from '../knowledge/proposal-schema.ts';
+import { boundedPattern, int, MAX_SAFE, maxArray, pageOf, pattern, rangeArray, str } from '../schema-kit.ts';
+import {
+  ClientRequestIdSchema,
+  DecimalString,
+  DocumentRefSchema,
+  Href,
+  JobIdSchema,
+  LanguageSchema,
+  ProposalRefSchema,
+  ReceiptRefSchema,
+  RequestIdSchema,
+  RequiredActionSchema,
+  ReviewRefSchema,
+  ScopeSchema,
+  Sha256Schema,
+  SpaceRefSchema,
+  TimestampSchema,
+} from '../values.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Envelopes
@@ -132,120 +107,6 @@ export const ErrorEnvelopeSchema = v.pipe(
   v.description('Every error answer.'),
 );
 
-// ---------------------------------------------------------------------------------------------
-// Principal
-
-export const PrincipalSchema = v.object({
-  v: v.literal(1),
-  credentialRef: CredentialRefSchema,
-  displayPrefix: pattern(Patterns.displayPrefix, 'svc_agent_v1_scred_ + 8 lowercase hex + U+2026 (28 characters).'),
-  label: v.pipe(v.string(), v.maxLength(80)),
-  scopes: v.pipe(rangeArray(ScopeSchema, 1, SCOPES.length), v.description('The scopes the credential holds.')),
-  requestBudget: int(1, 10_000),
-  remainingBudget: int(0, 10_000),
-  expiresAt: v.nullable(TimestampSchema),
-  spaceRef: v.optional(SpaceRefSchema),
-  documentRef: v.optional(v.pipe(DocumentRefSchema, v.description('Set for a document-bound credential.'))),
-  browserHref: v.optional(v.pipe(Href, v.description('Set for a document-bound credential.'))),
-  budgets: v.optional(v.pipe(v.object({}), v.description('Per-minute, daily and research-run budgets.'))),
-});
-
-// ---------------------------------------------------------------------------------------------
-// Documents
-
-/**
- * One block of the canonical editor JSON, shaped as the BlockNote editor shapes its blocks.
- * @remarks Recursive through `children`; converted with the `definitions` option.
- */
-export const RichBlockSchema: v.GenericSchema = v.object({
-  id: ResponseBlockIdSchema,
-  type: v.string(),
-  props: v.record(v.string(), v.unknown()),
-  content: v.optional(v.unknown()),
-  children: v.array(v.lazy(() => RichBlockSchema)),
-});
-
-export const RichDocumentSchema = v.pipe(
-  v.object({ type: v.literal('blocks'), blocks: v.array(RichBlockSchema) }),
-  v.description('The canonical editor JSON (BlockNote blocks). contentSha256 is the SHA-256 of its compact JSON.'),
-);
-
-export const DocumentSchema = v.object({
-  v: v.literal(1),
-  documentRef: DocumentRefSchema,
-  spaceRef: SpaceRefSchema,
-  title: str(1, 240),
-  version: int(1, MAX_SAFE),
-  format: v.literal('service-rich-document'),
-  formatGeneration: v.literal(1),
-  contentSha256: Sha256Schema,
-  browserHref: Href,
-  document: RichDocumentSchema,
-});
-
-export const DocumentSummarySchema = v.object({
-  v: v.literal(1),
-  documentRef: DocumentRefSchema,
-  spaceRef: SpaceRefSchema,
-  title: str(1, 240),
-  version: int(1, MAX_SAFE),
-  contentSha256: Sha256Schema,
-  blockCount: v.optional(int(0, 10_000)),
-  browserHref: Href,
-  createdAt: v.optional(TimestampSchema),
-  updatedAt: TimestampSchema,
-});
-
-/** A list page: decisions.md fixes `{ items, nextCursor }`. */
-export function pageOf<T extends v.GenericSchema>(item: T, max: number) {
-  return v.object({
-    items: maxArray(item, max),
-    nextCursor: v.pipe(v.nullable(v.string()), v.description('Send back unchanged as cursor for the next page; null on the last page.')),
-  });
-}
-
-export const DocumentPageSchema = pageOf(DocumentSummarySchema, 50);
-
-export const FlatBlockSchema = v.object({
-  id: ResponseBlockIdSchema,
-  parentBlockId: v.nullable(ResponseBlockIdSchema),
-  index: int(0, 10_000),
-  depth: v.optional(int(0, 10_000)),
-  type: v.picklist(BLOCK_TYPES),
-  markdown: v.optional(v.string()),
-  level: v.optional(v.picklist([1, 2, 3])),
-  checked: v.optional(v.boolean()),
-  code: v.optional(v.string()),
-  language: v.optional(v.string()),
-  rows: v.optional(v.array(v.array(v.string()))),
-  citations: v.optional(v.pipe(v.array(v.string()), v.description('Exact https URLs the block cites.'))),
-});
-
-export const BlocksRepresentationSchema = v.pipe(
-  v.object({
-    v: v.optional(v.literal(1)),
-    documentRef: DocumentRefSchema,
-    version: int(1, MAX_SAFE),
-    blocks: v.pipe(maxArray(FlatBlockSchema, 10_000), v.description('Every authored block in document order.')),
-  }),
-  v.description('format=blocks: a flat list of authored blocks, each with its stable id, parent, index and own Markdown.'),
-);
-
-export const MutationReceiptSchema = v.object({
-  v: v.literal(1),
-  documentRef: DocumentRefSchema,
-  operationRef: OperationRefSchema,
-  baseVersion: int(1, MAX_SAFE - 1),
-  resultingVersion: int(2, MAX_SAFE),
-  contentSha256: Sha256Schema,
-  affectedBlockIds: rangeArray(ResponseBlockIdSchema, 1, 256),
-});
-
-export const DocumentMutationResultSchema = v.object({
-  v: v.literal(1),
-  document: DocumentSchema,
-  receipt: MutationReceiptSchema,
-});
 
 // ---------------------------------------------------------------------------------------------
 // Research jobs
@@ -265,7 +126,6 @@ export const JOB_PHASES = [
 
 const ProgressSchema = v.object({ percent: int(0, 100), summary: v.pipe(v.string(), v.maxLength(1024)) });
 const CoverageIndex = int(0, 15);
-const ProposalKey = boundedPattern(1, 96, /^[a-z][a-z0-9]*([._:-][a-z0-9]+)*$/, 'Proposal-local key: 1-96 characters, lowercase, starting with a letter.');
 
 const AcceptanceContractSchema = v.strictObject({
   revision: v.literal(3),
@@ -464,124 +324,6 @@ export const ReportDocumentSchema = v.pipe(
   v.object({}),
   v.description('format=rich-json: the whole report document (fields not shown by the contract); at most 760,000 bytes.'),
 );
-
-// ---------------------------------------------------------------------------------------------
-// Proposals
-
-const EntitySourceSchema = v.variant('kind', [
-  v.strictObject({ kind: v.literal('entity'), entityKey: ProposalKey }),
-  v.strictObject({ kind: v.literal('uri'), uri: v.string() }),
-]);
-
-const FactObjectSchema = v.variant('kind', [
-  v.strictObject({ kind: v.literal('boolean'), value: v.boolean() }),
-  v.strictObject({ kind: v.literal('decimal'), value: v.pipe(v.string(), v.regex(/^-?(0|[1-9][0-9]*)(\.[0-9]*[1-9])?$/), v.maxLength(1024)) }),
-  v.strictObject({ kind: v.literal('duration'), iso8601: str(2, 128) }),
-  v.strictObject({ kind: v.literal('entity'), entityKey: ProposalKey }),
-  v.strictObject({ kind: v.literal('integer'), value: v.pipe(v.string(), v.maxLength(1024)) }),
-  v.strictObject({ kind: v.literal('string'), value: v.string() }),
-  v.strictObject({ kind: v.literal('text'), language: LanguageSchema, text: v.string() }),
-  v.strictObject({ kind: v.literal('uri'), uri: v.string() }),
-]);
-
-export const ProposalRequestSchema = v.strictObject({
-  v: v.literal(2),
-  entities: maxArray(
-    v.strictObject({
-      key: ProposalKey,
-      name: v.string(),
-      description: v.nullable(v.string()),
-      language: LanguageSchema,
-      identifiers: maxArray(v.pipe(v.string(), v.description('An HTTP, HTTPS or URN URI; canonicalized by the server.')), 4),
-      concepts: rangeArray(
-        v.picklist([
-          'account',
-          'agent',
-          'artifact',
-          'concept',
-          'entity',
-          'event',
-          'information-resource',
-          'inquiry',
-          'organization',
-          'person',
-          'place',
-          'process',
-          'source',
-          'work',
-        ]),
-        1,
-        4,
-      ),
-    }),
-    32,
-  ),
-  facts: maxArray(
-    v.strictObject({
-      key: ProposalKey,
-      subject: ProposalKey,
-      predicate: v.picklist([
-        'about',
-        'authored-by',
-        'cites',
-        'created-by',
-        'derived-from',
-        'description',
-        'identifier',
-        'located-in',
-        'name',
-        'object',
-        'part-of',
-        'related-to',
-        'same-as',
-      ]),
-      stance: v.picklist(['questions', 'refutes', 'reports', 'supports', 'undetermined']),
-      object: FactObjectSchema,
-    }),
-    128,
-  ),
-  evidence: maxArray(
-    v.strictObject({
-      key: ProposalKey,
-      factKey: ProposalKey,
-      bearing: v.picklist([
-        'background',
-        'contradicts',
-        'corroborates',
-        'direct-observation',
-        'method',
-        'quotation',
-        'registry-record',
-        'supports',
-      ]),
-      selector: v.nullable(v.string()),
-      source: EntitySourceSchema,
-    }),
-    128,
-  ),
-  inquiries: maxArray(
-    v.strictObject({
-      key: ProposalKey,
-      question: v.string(),
-      answerForm: ProposalKey,
-      language: LanguageSchema,
-      parentKeys: maxArray(ProposalKey, 16),
-    }),
-    32,
-  ),
-  spaceRef: v.optional(v.pipe(SpaceRefSchema, v.description('Exact space of the proposal (exact-space boundary).'))),
-});
-
-export const ProposalSubmissionResultSchema = v.object({
-  v: v.literal(1),
-  proposalRef: ProposalRefSchema,
-  reviewRef: ReviewRefSchema,
-  state: v.picklist(['proposed', 'in-review', 'accepted', 'rejected', 'withdrawn']),
-  browserHref: v.pipe(v.string(), v.maxLength(2048)),
-  conflicts: maxArray(v.pipe(v.string(), v.maxLength(4096)), 64),
-  requiredAction: v.nullable(v.literal('review-in-browser')),
-  supportPaths: maxArray(v.object({ href: v.pipe(v.string(), v.maxLength(2048)), label: v.pipe(v.string(), v.maxLength(512)) }), 128),
-});
 
 // ---------------------------------------------------------------------------------------------
 // Public artifacts, search, reviews, library

@@ -15,7 +15,7 @@ import { constantTimeEqual, credentialRefOfToken, displayPrefix, randomSecret } 
 const DAY = 86_400_000;
 
 function deps(storage: Storage = memoryStorage(), clock: ManualClock = manualClock()): EngineDeps & { clock: ManualClock } {
-  return { storage, clock, ids: randomIds, refs: refMinter(randomIds), sha256: sha256Hex, baseUrl: 'http://example.test' };
+  return { storage, clock, ids: randomIds, refs: refMinter(randomIds), sha256: sha256Hex, baseUrl: 'http://example.test', reportError: (e) => { throw e; } };
 }
 
 async function rejects(p: Promise<unknown>, code: string): Promise<Record<string, unknown>> {

@@ -9,6 +9,7 @@
  * @module
  */
 import type { Clock } from '../clock.ts';
+import { logErrorToConsole, type ErrorReporter } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import type { Storage } from '../ports.ts';
 
@@ -56,7 +57,13 @@ export interface BudgetLedger {
 }
 
 /** Create a {@link BudgetLedger}. */
-export function createBudgetLedger(storage: Storage, clock: Clock, windowMs: number, persistEveryMs = 1000): BudgetLedger {
+export function createBudgetLedger(
+  storage: Storage,
+  clock: Clock,
+  windowMs: number,
+  persistEveryMs = 1000,
+  reportError: ErrorReporter = logErrorToConsole,
+): BudgetLedger {
   if (!(windowMs > 0)) throw new RangeError('budgetWindowMs must be positive');
   const counters = new Map<string, Counter>();
   const loaded = new Set<string>();
@@ -113,9 +120,10 @@ export function createBudgetLedger(storage: Storage, clock: Clock, windowMs: num
       });
       try {
         await storage.commit(ops);
-      } catch {
+      } catch (error) {
         // Keep the counters dirty; the next charge (or flush) tries again.
         for (const ref of refs) dirty.add(ref);
+        reportError(error, 'budgets');
       }
     });
     return writing;

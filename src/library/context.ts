@@ -71,7 +71,7 @@ export async function idempotent<R, A>(
   } catch (e) {
     // A concurrent first application of the same key won the race: answer as its replay.
     if (isStorageConflict(e)) {
-      const winner = await ctx.idem.lookup<R>(scope, fingerprint);
+      const winner = await ctx.idem.find<R>(scope, fingerprint);
       if (winner) return { answer: await replay(winner.result), created: false };
     }
     throw e;

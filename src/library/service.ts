@@ -47,6 +47,8 @@ export interface LibraryOptions {
   uploadPathTemplate?: string;
   /** Called with unexpected background errors (a storage failure during capture). Default: console.error. */
   onError?: (error: unknown) => void;
+  /** How long a command's idempotency key replays it (ms); default 24 hours, as for every write. */
+  idempotencyRetentionMs?: number | undefined;
   /** Resume pending captures right away (default true). */
   autoStart?: boolean;
 }
@@ -175,7 +177,7 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
   }, onError);
   const ctx: LibraryContext = {
     deps,
-    idem: new IdempotencyStore(deps.storage),
+    idem: new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs }),
     capture,
     queue,
     uploads: {
