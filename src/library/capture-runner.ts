@@ -5,6 +5,7 @@
  */
 import type { EngineDeps } from '../deps.ts';
 import { isStorageConflict, type BatchOp } from '../ports.ts';
+import { decodeBase64 } from './base64.ts';
 import { CaptureFailure, isCaptureFailure, type Extractor, type Fetcher } from './capture-port.ts';
 import {
   Collections,
@@ -50,7 +51,7 @@ async function bytesOf(env: CaptureEnv, item: ItemRecord, signal: AbortSignal): 
   if (item.origin === 'upload') {
     const blob = await env.deps.storage.getRecord<BlobRecord>(Collections.blobs, accountKey(item.accountId, item.uploadId!));
     if (!blob) throw new CaptureFailure('extract-failed', 'The uploaded bytes are no longer stored.');
-    const bytes = Uint8Array.from(atob(blob.value.base64), (c) => c.charCodeAt(0));
+    const bytes = decodeBase64(blob.value.base64);
     const detected = await extractor.detect(bytes);
     if (detected.kind === 'other') throw new CaptureFailure('unsupported-type', `The upload is ${detected.mime}; only PDF and HTML are captured.`);
     return { bytes, kind: detected.kind, url: item.url!, truncated: false, charset: null };

@@ -11,6 +11,10 @@ import type { StoredRecord } from '../ports.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
 import { Collections, accountKey, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord, type LibraryItem, type UploadRecord } from './records.ts';
 import type { FinishUploadCommand, PrepareUploadCommand } from './schemas.ts';
+import { decodeBase64, encodeBase64 } from './base64.ts';
+
+/** Bytes content detection looks at (magic numbers and the opening markup are at the start). */
+const SNIFF_BYTES = 64 * 1024;
 
 /** Declared media types prepare-upload accepts (the content is checked again at finish). */
 const DECLARED_TYPES = new Set(['application/pdf', 'text/html', 'application/xhtml+xml']);
@@ -72,12 +76,6 @@ export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: 
   return { upload: answer, created };
 }
 
-function base64Of(bytes: Uint8Array): string {
-  let binary = '';
-  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
-  return btoa(binary);
-}
-
 /**
  * Store the bytes of a prepared upload. A repeated PUT before finish replaces them.
  * @remarks Refused: unknown upload (404), an expired or finished one (409), more bytes than declared (400).
@@ -93,7 +91,7 @@ export async function putUploadBytes(ctx: LibraryContext, actor: Actor, uploadId
   const sha256 = ctx.deps.sha256(bytes);
   const next: UploadRecord = { ...u, state: 'received', receivedBytes: bytes.length, sha256 };
   await ctx.deps.storage.commit([
-    { kind: 'record.put', collection: Collections.blobs, key: accountKey(actor.accountId, uploadId), value: { base64: base64Of(bytes) } },
+    { kind: 'record.put', collection: Collections.blobs, key: accountKey(actor.accountId, uploadId), value: { base64: encodeBase64(bytes) } },
     { kind: 'record.put', collection: Collections.uploads, key: stored.key, value: next, expectedRevision: stored.revision },
   ]);
   return { uploadId, receivedBytes: bytes.length, sha256 };
@@ -119,7 +117,7 @@ export async function finishUpload(ctx: LibraryContext, actor: Actor, command: F
     if (!extractor) throw new ServiceError('TEMPORARILY_UNAVAILABLE', 'This server has no content extractor configured, so uploads cannot be checked.');
     const blob = await ctx.deps.storage.getRecord<{ base64: string }>(Collections.blobs, accountKey(actor.accountId, u.uploadId));
     if (!blob) throw field('uploadId', 'has no bytes stored', `Upload ${u.uploadId} has no stored bytes; PUT them again.`);
-    const detected = await extractor.detect(Uint8Array.from(atob(blob.value.base64), (c) => c.charCodeAt(0)));
+    const detected = await extractor.detect(decodeBase64(blob.value.base64, SNIFF_BYTES));
     if (detected.kind === 'other') {
       const what = detected.ext === 'epub' ? 'an EPUB book, which the library does not support' : `${detected.mime}, which the library does not capture`;
       throw field('uploadId', `content is ${detected.ext ?? detected.mime}, not PDF or HTML`, `The uploaded file is ${what}; upload a PDF or a saved HTML page.`);
