@@ -65,6 +65,11 @@ function refuse(message: string): never {
   throw new JournalCorruptError(`lowdb storage: ${message}; refusing to open rather than lose acknowledged writes`);
 }
 
+/** The refusal for a journal in the version-1 text format, with what to do. */
+function textJournal(path: string): string {
+  return `${path} is a version-1 text journal; open and close the folder with the knowledge-workspace version that wrote it (closing folds the journal into the checkpoint), then open it here`;
+}
+
 /** Who vouches for journal `g`: the checkpoint, or the rotation frame of journal g - 1. */
 function namer(g: number, checkpoint: CheckpointState, previous: JournalContents | undefined): string | null {
   if (checkpoint.nextJournal === g) return `${CHECKPOINT_FILE} (generation ${checkpoint.generation}, batch ${checkpoint.lastSeq})`;
@@ -96,9 +101,7 @@ async function readChain(dir: string, checkpoint: CheckpointState, checkpointFou
             : `${join(dir, CHECKPOINT_FILE)} is missing but ${last.path} holds batches`,
         );
       }
-      if (last.textFormat) {
-        refuse(`${last.path} is a version-1 text journal; open and close the folder with the knowledge-workspace version that wrote it, then open it here`);
-      }
+      if (last.textFormat) refuse(textJournal(last.path));
       await rm(last.path, { force: true });
       await fsyncDir(dir);
       chain.pop();
@@ -136,8 +139,8 @@ export async function recover(dir: string, checkpoints: Low<CheckpointState>, ch
     const newest = i === chain.length - 1;
     const vouch = namer(g, checkpoint, chain[i - 1]);
     if (contents.header === null) {
-      if (contents.textFormat) refuse(`${contents.path} is a version-1 text journal, which this version does not read`);
-      refuse(`${contents.path} is emptied or damaged (${contents.headerProblem}) although ${vouch} says it holds the batches after ${seq}`);
+      if (contents.textFormat) refuse(textJournal(contents.path));
+      refuse(`${contents.path} is emptied or damaged (${contents.headerProblem}) although ${vouch ?? 'a newer journal'} says it holds the batches after ${seq}`);
     }
     if (contents.header.generation !== g || contents.header.baseSeq !== seq) {
       refuse(`${contents.path} says it is generation ${contents.header.generation} after batch ${contents.header.baseSeq}; expected generation ${g} after batch ${seq}`);

@@ -9,7 +9,7 @@ import { ServiceError, conflict, invalid, isServiceError } from '../errors.ts';
 import type { DocumentRead, DocumentsService } from '../documents/types.ts';
 import type { ReportArtifact, ReportInput } from './runner.ts';
 import type { ResearchReportSpec } from './schemas.ts';
-import { utf8Bytes } from './spec-schema.ts';
+import { utf8Length } from '../text.ts';
 
 /** Limits of a research report. */
 export const ReportLimits = { maxBytes: 760_000, maxLossIssues: 256, blocksPerMutation: 50, titleMax: 240 } as const;
@@ -43,8 +43,8 @@ export function reportTitle(spec: ResearchReportSpec, title: string | undefined)
 function textBytes(blocks: readonly BlockInput[]): number {
   let n = 0;
   for (const b of blocks) {
-    n += utf8Bytes(b.markdown ?? '') + utf8Bytes(b.code ?? '');
-    for (const row of b.rows ?? []) for (const cell of row) n += utf8Bytes(cell);
+    n += utf8Length(b.markdown ?? '') + utf8Length(b.code ?? '');
+    for (const row of b.rows ?? []) for (const cell of row) n += utf8Length(cell);
     if (b.children) n += textBytes(b.children);
   }
   return n;
@@ -86,7 +86,7 @@ export async function writeReportDocument(
       body: { v: 1, intent: 'Stage the research report', mutation: { kind: 'create', beforeBlockId: null, parentBlockId: null, blocks } },
     });
     revision = out.document.revision;
-    if (utf8Bytes(out.document.documentJson) > ReportLimits.maxBytes) {
+    if (utf8Length(out.document.documentJson) > ReportLimits.maxBytes) {
       throw conflict(`The report document exceeds ${ReportLimits.maxBytes} bytes; a research report is at most that large.`, 'blocks');
     }
   }
@@ -108,7 +108,7 @@ export async function exportReport(documents: DocumentsService, accountId: strin
     }
     throw e;
   }
-  const bytes = read.format === 'rich-json' ? utf8Bytes(read.document.documentJson) : read.format === 'markdown' ? utf8Bytes(read.markdown) : 0;
+  const bytes = read.format === 'rich-json' ? utf8Length(read.document.documentJson) : read.format === 'markdown' ? utf8Length(read.markdown) : 0;
   if (bytes > ReportLimits.maxBytes) {
     throw new ServiceError('CONFLICT', `The report document is ${bytes} bytes, over the ${ReportLimits.maxBytes}-byte report limit, so it cannot be exported.`);
   }

@@ -5,42 +5,18 @@
  * @module
  */
 import * as v from 'valibot';
-import { ErrorCode } from '../errors.ts';
+import { int, maxArray, pageOf } from '../schema-kit.ts';
+import { ApiErrorSchema, Href, RequiredActionSchema, TimestampSchema } from '../values.ts';
 import { Patterns } from '../ids.ts';
 import { JOB_EVENT_KINDS, JOB_PHASES, JOB_STATES } from './states.ts';
 import { ResearchReportSpecSchema } from './spec-schema.ts';
 
 export * from './spec-schema.ts';
 
-const int = (min: number, max: number) => v.pipe(v.number(), v.integer(), v.minValue(min), v.maxValue(max));
 const id = (re: RegExp) => v.pipe(v.string(), v.regex(re));
-const Href = v.pipe(v.string(), v.minLength(1), v.maxLength(2048));
-const maxArray = <T extends v.GenericSchema>(item: T, max: number) => v.pipe(v.array(item), v.maxLength(max));
 
-/** ISO 8601 UTC with milliseconds. */
-export const TimestampSchema = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/));
-
-export const REQUIRED_ACTIONS = [
-  'authenticate',
-  'choose-new-idempotency-key',
-  'refresh-resource',
-  'retry-job',
-  'review-in-browser',
-  'submit-through-research-job',
-] as const;
-export const RequiredActionSchema = v.picklist(REQUIRED_ACTIONS);
-
-/** The contract's ApiError (inside a job: the terminal error, code JOB_FAILED). */
-export const JobErrorSchema = v.object({
-  code: v.picklist(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]),
-  message: v.pipe(v.string(), v.maxLength(2048)),
-  retryable: v.boolean(),
-  fieldErrors: v.optional(
-    maxArray(v.object({ field: v.pipe(v.string(), v.minLength(1), v.maxLength(256)), message: v.pipe(v.string(), v.maxLength(1024)) }), 32),
-  ),
-  requiredAction: v.optional(RequiredActionSchema),
-  retryAfterMs: v.optional(int(0, 86_400_000)),
-});
+/** The contract's ApiError inside a job: the terminal error (code JOB_FAILED). */
+export const JobErrorSchema = ApiErrorSchema;
 export type JobError = v.InferOutput<typeof JobErrorSchema>;
 
 /** `progress`: percent 0-100 and a summary of at most 1024 characters. */
@@ -130,7 +106,7 @@ export const ResearchJobSummarySchema = v.object({
 export type ResearchJobSummary = v.InferOutput<typeof ResearchJobSummarySchema>;
 
 /** A page of the job list (decisions.md: `{items, nextCursor}`). */
-export const ResearchJobPageSchema = v.object({ items: maxArray(ResearchJobSummarySchema, 50), nextCursor: v.nullable(v.string()) });
+export const ResearchJobPageSchema = pageOf(ResearchJobSummarySchema, 50);
 export type ResearchJobPage = v.InferOutput<typeof ResearchJobPageSchema>;
 
 /** One event of a job (decisions.md). job.succeeded, job.failed and job.cancelled are terminal. */

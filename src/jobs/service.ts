@@ -13,7 +13,8 @@ import { IdempotencyStore, requireIdempotencyKey, scopedKey } from '../idempoten
 import { eventPage, followEvents, parseEventCursor, parseEventLimit } from './events.ts';
 import { exportReport, type ReportFormat } from './report.ts';
 import { applyEvent } from './run-context.ts';
-import { CancellationRequestSchema, canonicalJson, parseSpec, type ResearchJob } from './schemas.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { CancellationRequestSchema, parseSpec, type ResearchJob } from './schemas.ts';
 import { isTerminal } from './states.ts';
 import { JOBS_COLLECTION, createJobStore, listPartition, ownerOf, type StoredJob } from './store.ts';
 import { createSupervisor } from './supervisor.ts';

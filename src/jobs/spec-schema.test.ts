@@ -3,7 +3,9 @@ import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import { isServiceError } from '../errors.ts';
-import { AcceptanceLimits, canonicalJson, parseSpec, utf8Bytes } from './spec-schema.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { utf8Length } from '../text.ts';
+import { AcceptanceLimits, parseSpec } from './spec-schema.ts';
 import { CancellationRequestSchema, ResearchJobEventPageSchema, ResearchJobEventSchema, ResearchJobPageSchema, ResearchJobSchema, ResearchReportSpecSchema } from './schemas.ts';
 import { specBody } from './test-kit.test-support.ts';
 
@@ -87,11 +89,11 @@ test('coverage indices must name an existing coverage requirement', () => {
 test('the acceptance contract is limited to 32768 canonical UTF-8 bytes, reported on the field "acceptance"', () => {
   const sized = (bytes: number) => {
     const base = acceptance({ findingChecks: { pad: '' } });
-    const overhead = utf8Bytes(canonicalJson(base));
+    const overhead = utf8Length(canonicalJson(base));
     return acceptance({ findingChecks: { pad: 'a'.repeat(bytes - overhead) } });
   };
   const atLimit = sized(AcceptanceLimits.maxBytes);
-  assert.is(utf8Bytes(canonicalJson(atLimit)), 32_768);
+  assert.is(utf8Length(canonicalJson(atLimit)), 32_768);
   assert.ok(parseSpec(specBody({ acceptance: atLimit })));
   const over = sized(AcceptanceLimits.maxBytes + 1);
   assert.equal(fieldsOf(specBody({ acceptance: over })), ['acceptance']);

@@ -11,6 +11,9 @@ import * as v from 'valibot';
 import { invalid, type FieldError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { maxChars } from '../documents/schemas.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { utf8Length } from '../text.ts';
+import { LanguageSchema } from '../values.ts';
 import { parseOrThrow } from '../validation.ts';
 
 /** Limits of the acceptance contract. */
@@ -25,14 +28,6 @@ const list = <T extends v.GenericSchema>(item: T, min: number, max: number) =>
   v.pipe(v.array(item), v.minLength(min, `must have at least ${min} item${min === 1 ? '' : 's'}`), v.maxLength(max, `must have at most ${max} items`));
 const CoverageIndex = int(0, 15);
 const DigitString = v.pipe(v.string(), v.regex(/^[0-9]{1,18}$/, 'must be a non-negative integer string of up to 18 digits'));
-
-/** The contract's language value: und or a lowercase BCP 47 tag, 2-64 characters. */
-export const LanguageSchema = v.pipe(
-  v.string(),
-  v.regex(/^(und|[a-z]{2,3}(-[a-z0-9]{2,8})*)$/, 'must be und or a lowercase BCP 47 tag'),
-  v.minLength(2),
-  v.maxLength(64, 'must be at most 64 characters'),
-);
 
 const CoverageRequirementSchema = v.strictObject({
   claimClass: v.picklist(['comparison', 'counterevidence', 'definition', 'direct-answer', 'limitation', 'mechanism', 'quantitative', 'temporal-status']),
@@ -104,24 +99,6 @@ export const ResearchReportSpecSchema = v.strictObject({
 export type ResearchReportSpec = v.InferOutput<typeof ResearchReportSpecSchema>;
 export type AcceptanceContract = v.InferOutput<typeof AcceptanceContractSchema>;
 
-/** JSON with object keys sorted at every level and no whitespace: the canonical form that is measured. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-/** UTF-8 byte length of a string. */
-export function utf8Bytes(text: string): number {
-  return new TextEncoder().encode(text).length;
-}
-
 /** Cross-field rules of the acceptance contract: coverage indices in range, word bounds ordered. */
 function crossFieldErrors(a: AcceptanceContract): FieldError[] {
   const count = a.coverageRequirements.length;
@@ -149,7 +126,7 @@ function crossFieldErrors(a: AcceptanceContract): FieldError[] {
 export function parseSpec(body: unknown): ResearchReportSpec {
   const spec = parseOrThrow(ResearchReportSpecSchema, body, 'research report spec');
   if (spec.acceptance !== undefined) {
-    const bytes = utf8Bytes(canonicalJson(spec.acceptance));
+    const bytes = utf8Length(canonicalJson(spec.acceptance));
     if (bytes > AcceptanceLimits.maxBytes) {
       throw invalid(`The acceptance contract is ${bytes} bytes as canonical UTF-8 JSON; at most ${AcceptanceLimits.maxBytes} are allowed.`, [
         { field: 'acceptance', message: `must be at most ${AcceptanceLimits.maxBytes} bytes as canonical JSON (is ${bytes})` },
