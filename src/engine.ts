@@ -9,6 +9,7 @@ import { createActivation, type Activation } from './auth/activation.ts';
 import { createCredentialService, type CredentialService } from './auth/credentials.ts';
 import { createDocumentsService, type DocumentsServiceImpl } from './documents/service.ts';
 import { sha256Hex, type Sha256Hex } from './hash.ts';
+import { createKnowledgeService, type KnowledgeOperator, type KnowledgeService } from './knowledge/service.ts';
 import { randomIds, refMinter, type IdSource } from './ids.ts';
 import type { Storage } from './ports.ts';
 
@@ -32,6 +33,10 @@ export interface Engine {
   readonly documents: DocumentsServiceImpl;
   readonly credentials: CredentialService;
   readonly activation: Activation;
+  /** Proposals, the space graph, releases, public artifacts, reviews and search. */
+  readonly knowledge: KnowledgeService;
+  /** The operator's in-process API: review decisions, publication enablement, releases, promotion. */
+  readonly operator: KnowledgeOperator;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -56,12 +61,15 @@ export function createEngine(options: EngineOptions): Engine {
   const documents = createDocumentsService(deps);
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
+  const knowledge = createKnowledgeService(deps);
   let closed: Promise<void> | null = null;
   return {
     deps,
     documents,
     credentials,
     activation,
+    knowledge,
+    operator: knowledge.operator,
     close() {
       closed ??= (async () => {
         await credentials.flush();

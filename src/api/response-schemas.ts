@@ -15,6 +15,15 @@ import { BLOCK_TYPES } from '../blocks/model.ts';
 import { ErrorCode } from '../errors.ts';
 import { SCOPES } from '../auth/scopes.ts';
 import { ProposalRequestSchema, ProposalSubmissionResultSchema } from '../knowledge/proposal-schema.ts';
+import {
+  PublicArtifactRefSchema,
+  PublicArtifactSchema,
+  ReviewSchema,
+  SearchPageSchema,
+  SearchRequestSchema,
+} from '../knowledge/public-schemas.ts';
+
+export { PublicArtifactRefSchema, PublicArtifactSchema, SearchRequestSchema };
 import { boundedPattern, int, MAX_SAFE, maxArray, pattern, rangeArray, str } from '../schema-kit.ts';
 import {
   ClientRequestIdSchema,
@@ -331,11 +340,6 @@ export const ResearchReportSpecSchema = v.strictObject({
   ),
 });
 
-export const PublicArtifactRefSchema = v.variant('kind', [
-  v.object({ kind: v.literal('entity'), artifactId: pattern(Patterns.entityId, 'kent_ + 24 [a-z0-9]'), revision: Sha256Schema, v: v.literal(1) }),
-  v.object({ kind: v.literal('inquiry'), artifactId: pattern(Patterns.inquiryId, 'kinq_ + 24 [a-z0-9]'), revision: Sha256Schema, v: v.literal(1) }),
-  v.object({ kind: v.literal('edition'), artifactId: pattern(Patterns.editionId, 'kedn_ + 24 [a-z0-9]'), revision: Sha256Schema, v: v.literal(1) }),
-]);
 
 const DEFECT_CODES = [
   'acceptance-finding-witness-deficit',
@@ -435,22 +439,6 @@ export const ReportDocumentSchema = v.pipe(
 // ---------------------------------------------------------------------------------------------
 // Public artifacts, search, reviews, library
 
-export const PublicArtifactSchema = v.object({
-  v: v.literal(1),
-  canonicalUrl: v.pipe(v.string(), v.maxLength(2048)),
-  ref: PublicArtifactRefSchema,
-  projection: v.object({
-    kind: v.picklist(['entity', 'inquiry', 'edition']),
-    byteLength: int(2, 524_288),
-    value: v.pipe(v.object({}), v.description('The released projection (free-form).')),
-  }),
-});
-
-export const SearchRequestSchema = v.pipe(
-  v.looseObject({ scope: v.looseObject({ kind: v.picklist(['public', 'space']) }) }),
-  v.description('Search request; only scope.kind is fixed by the contract (public needs public:read, space needs knowledge:read).'),
-);
-
 export const OpaqueObjectSchema = v.pipe(v.object({}), v.description('A body the contract does not show.'));
 
 const IdempotencyKeyField = v.pipe(v.string(), v.minLength(16), v.description('At least 16 characters; a retry with the same key returns the same item.'));
@@ -493,6 +481,8 @@ export const ResearchJobEventPageEnvelopeSchema = envelope(ResearchJobEventPageS
 export const ReportEnvelopeSchema = envelope(ReportDocumentSchema, 'The report document.');
 export const ProposalSubmissionEnvelopeSchema = envelope(ProposalSubmissionResultSchema, 'The submitted proposal.');
 export const PublicArtifactEnvelopeSchema = envelope(PublicArtifactSchema, 'A released public projection at an exact revision.');
+export const SearchPageEnvelopeSchema = envelope(SearchPageSchema, 'Search results, best match first.');
+export const ReviewEnvelopeSchema = envelope(ReviewSchema, 'Review metadata.');
 export const OpaqueEnvelopeSchema = envelope(OpaqueObjectSchema, 'A success envelope whose data the contract does not show.');
 
 /**
@@ -537,6 +527,8 @@ export const responseComponents = {
   ProposalSubmissionResult: ProposalSubmissionResultSchema,
   PublicArtifact: PublicArtifactSchema,
   SearchRequest: SearchRequestSchema,
+  SearchPage: SearchPageSchema,
+  Review: ReviewSchema,
   LibraryCommand: LibraryCommandSchema,
   PrincipalEnvelope: PrincipalEnvelopeSchema,
   DocumentEnvelope: DocumentEnvelopeSchema,
@@ -549,5 +541,7 @@ export const responseComponents = {
   ReportEnvelope: ReportEnvelopeSchema,
   ProposalSubmissionEnvelope: ProposalSubmissionEnvelopeSchema,
   PublicArtifactEnvelope: PublicArtifactEnvelopeSchema,
+  SearchPageEnvelope: SearchPageEnvelopeSchema,
+  ReviewEnvelope: ReviewEnvelopeSchema,
   OpaqueEnvelope: OpaqueEnvelopeSchema,
 } as const;
