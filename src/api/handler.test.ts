@@ -531,7 +531,7 @@ operator.run();
 
 const switches = suite('activation switches');
 
-switches('search and reviews are activation-blocked by default: 503 with Retry-After, uncharged; after activation not built yet', async () => {
+switches('search and reviews are activation-blocked by default: 503 with Retry-After, uncharged; after activation they answer', async () => {
   const s = await startServer();
   try {
     const cred = await s.credential({ scopes: ['public:read', 'knowledge:read', 'review:read'], requestBudget: 3 });
@@ -545,12 +545,12 @@ switches('search and reviews are activation-blocked by default: 503 with Retry-A
     }
     assertError(await s.req('/api/v1/search', { method: 'POST', body: {} }), 401, 'AUTH_REQUIRED');
     await s.req('/operator/v1/activation', { method: 'POST', token: s.operatorKey, body: { search: true, reviews: true } });
-    const r = await s.req('/api/v1/search', { method: 'POST', token: cred.token, body: { scope: { kind: 'public' } } });
-    assertError(r, 503, 'TEMPORARILY_UNAVAILABLE');
-    assert.match(r.json.error.message, /not built yet/);
-    assertError(await s.req(review, { token: cred.token }), 503, 'TEMPORARILY_UNAVAILABLE');
+    const r = await s.req('/api/v1/search', { method: 'POST', token: cred.token, body: { v: 1, scope: { kind: 'public' }, query: 'anything' } });
+    assert.is(r.status, 200);
+    assert.equal(r.json.data, { items: [], nextCursor: null });
+    assertError(await s.req(review, { token: cred.token }), 404, 'NOT_FOUND');
     const p = await s.req('/api/v1/auth', { token: cred.token });
-    assert.is(p.json.data.remainingBudget, 2);
+    assert.is(p.json.data.remainingBudget, 0);
   } finally {
     await s.close();
   }
@@ -579,8 +579,8 @@ switches('activationOverrides of the embedding program take precedence', async (
   const s = await startServer({ activationOverrides: { search: true } });
   try {
     const cred = await s.credential({ scopes: ['public:read'] });
-    const r = await s.req('/api/v1/search', { method: 'POST', token: cred.token, body: { scope: { kind: 'public' } } });
-    assert.match(r.json.error.message, /not built yet/);
+    const r = await s.req('/api/v1/search', { method: 'POST', token: cred.token, body: { v: 1, scope: { kind: 'public' }, query: 'x' } });
+    assert.is(r.status, 200);
     const st = await s.req('/operator/v1/activation', { method: 'POST', token: s.operatorKey, body: { search: false } });
     assert.is(st.json.data.search, true);
   } finally {

@@ -6,6 +6,11 @@
  */
 
 const DURATION = /^P(?:(\d+(?:[.,]\d+)?)Y)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)D)?(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$/;
+/**
+ * The shape the published schema checks (components in order, something after P and after T); the
+ * rule that only the last component may be fractional is checked by {@link isIsoDuration}.
+ */
+export const DURATION_SHAPE = /^P(?!$)(?:\d+(?:[.,]\d+)?Y)?(?:\d+(?:[.,]\d+)?M)?(?:\d+(?:[.,]\d+)?W)?(?:\d+(?:[.,]\d+)?D)?(?:T(?=\d)(?:\d+(?:[.,]\d+)?H)?(?:\d+(?:[.,]\d+)?M)?(?:\d+(?:[.,]\d+)?S)?)?$/;
 const WEEKS = /^P\d+(?:[.,]\d+)?W$/;
 
 /** True when `value` is an ISO 8601 duration (2-128 characters). */

@@ -8,6 +8,7 @@ import { invalid, type FieldError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
 import { ProposalRequestSchema, type ProposalRequest } from './proposal-schema.ts';
 import { canonicalUri } from './uri.ts';
+import { isIsoDuration } from './duration.ts';
 
 /** Keys of one array, reporting each duplicate at its place. */
 function keysOf(list: readonly { key: string }[], name: string, errors: FieldError[]): Set<string> {
@@ -75,6 +76,9 @@ export function checkProposal(p: ProposalRequest): { canonical: ProposalRequest;
     facts: p.facts.map((f, i) => {
       if (!entities.has(f.subject)) errors.push({ field: `facts.${i}.subject`, message: 'names no entity key of this proposal' });
       const o = f.object;
+      if (o.kind === 'duration' && !isIsoDuration(o.iso8601)) {
+        errors.push({ field: `facts.${i}.object.iso8601`, message: 'must be an ISO 8601 duration: weeks alone (PnW), and only the last component may have a fraction' });
+      }
       if (o.kind === 'entity' && !entities.has(o.entityKey)) errors.push({ field: `facts.${i}.object.entityKey`, message: 'names no entity key of this proposal' });
       if (o.kind === 'uri') return { ...f, object: { kind: 'uri' as const, uri: uri(o.uri, false, `facts.${i}.object.uri`) } };
       return f;

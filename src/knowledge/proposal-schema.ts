@@ -7,7 +7,7 @@
 import * as v from 'valibot';
 import { LanguageSchema, ProposalRefSchema, ReviewRefSchema, SpaceRefSchema } from '../values.ts';
 import { boundedPattern, maxArray } from '../schema-kit.ts';
-import { isIsoDuration } from './duration.ts';
+import { DURATION_SHAPE } from './duration.ts';
 
 /** A proposal-local key: 1-96 characters, lowercase, starting with a letter, segments joined by . _ : or -. */
 export const ProposalKey = boundedPattern(
@@ -18,7 +18,7 @@ export const ProposalKey = boundedPattern(
 );
 
 /** Limits of a proposal request (the contract's "Proposal" row). */
-export const ProposalLimits = { entities: 32, facts: 128, evidence: 128, inquiries: 32, identifiers: 4, concepts: 4, parentKeys: 16, text: 16_384 } as const;
+export const ProposalLimits = { entities: 32, facts: 128, evidence: 128, inquiries: 32, identifiers: 4, concepts: 4, parentKeys: 16 } as const;
 
 export const CONCEPTS = [
   'account', 'agent', 'artifact', 'concept', 'entity', 'event', 'information-resource',
@@ -34,8 +34,7 @@ export const BEARINGS = [
 ] as const;
 
 const oneOf = <const T extends readonly string[]>(values: T) => v.picklist(values, `must be one of ${values.join(', ')}`);
-const text = (min: number) =>
-  v.pipe(v.string(), v.minLength(min, min ? 'must not be empty' : ''), v.maxLength(ProposalLimits.text, `must be at most ${ProposalLimits.text} characters`));
+const text = (min: number) => (min ? v.pipe(v.string(), v.minLength(min, 'must not be empty')) : v.string());
 const atMost = <T extends v.GenericSchema>(item: T, max: number, what: string) =>
   v.pipe(v.array(item), v.maxLength(max, `must hold at most ${max} ${what}`));
 const uriString = (description: string) => v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(2048, 'must be at most 2048 characters'), v.description(description));
@@ -58,7 +57,12 @@ const FactObjectSchema = v.variant('kind', [
   }),
   v.strictObject({
     kind: v.literal('duration'),
-    iso8601: v.pipe(v.string(), v.check(isIsoDuration, 'must be an ISO 8601 duration of 2-128 characters, e.g. P3Y6M, PT15M or P2W')),
+    iso8601: v.pipe(
+      v.string(),
+      v.minLength(2, 'must be at least 2 characters'),
+      v.maxLength(128, 'must be at most 128 characters'),
+      v.regex(DURATION_SHAPE, 'must be an ISO 8601 duration, e.g. P3Y6M, PT15M or P2W'),
+    ),
   }),
   v.strictObject({ kind: v.literal('entity'), entityKey: ProposalKey }),
   v.strictObject({
