@@ -38,7 +38,13 @@ export interface SearchHit {
 export const MINISEARCH_OPTIONS = {
   fields: ['title', 'text'],
   storeFields: ['kind', 'title', 'snippet', 'ref'],
-  searchOptions: { boost: { title: 3 }, prefix: true, fuzzy: (term: string) => (term.length > 4 ? 0.2 : false) },
+  // prefix matching for the last term only (what a person is still typing); small typos forgiven in longer terms
+  searchOptions: {
+    boost: { title: 3 },
+    prefix: (_term: string, i: number, terms: string[]) => i === terms.length - 1,
+    fuzzy: (term: string) => (term.length > 5 ? 0.2 : false),
+    maxFuzzy: 2,
+  },
 };
 
 interface Partition {
@@ -111,6 +117,10 @@ export function createSearchIndex(deps: EngineDeps) {
 
   return {
     sync,
+    /** Keep a partition current if it was built (a partition nobody queried is built on its first query). */
+    refresh(name: string): Promise<void> {
+      return partitions.has(name) ? sync(name) : Promise.resolve();
+    },
     /** Ranked hits of `query` in one partition (after catching up), best first. */
     async query(name: string, query: string): Promise<SearchHit[]> {
       await sync(name);

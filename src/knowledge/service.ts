@@ -91,7 +91,7 @@ export function createKnowledgeService(deps: EngineDeps): KnowledgeService {
   const { storage, sha256 } = deps;
   const spaces = createSpaceDirectory(deps);
   const index = createSearchIndex(deps);
-  const keepCurrent = (name: string) => void index.sync(name).catch((e: unknown) => deps.reportError(e, 'search-index'));
+  const keepCurrent = (name: string) => void index.refresh(name).catch((e: unknown) => deps.reportError(e, 'search-index'));
   const proposals = createProposals(deps, spaces, keepCurrent);
   const releases = createReleases(deps, spaces, () => keepCurrent('public'));
 
