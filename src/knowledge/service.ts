@@ -8,7 +8,7 @@
  */
 import { isoTimestamp } from '../clock.ts';
 import type { Actor, EngineDeps } from '../deps.ts';
-import { invalid, notFound, ServiceError } from '../errors.ts';
+import { notFound, ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { parseOrThrow } from '../validation.ts';
 import type { ProposalSubmissionResult } from './proposal-schema.ts';
@@ -74,12 +74,16 @@ function encodeCursor(offset: number, tag: string): string {
 }
 
 function decodeCursor(cursor: string, tag: string): number {
-  const bad = () => invalid('The cursor is not a nextCursor of this search and credential.', [{ field: 'cursor', message: 'is not a cursor of this search' }]);
+  const bad = (cause?: unknown) =>
+    new ServiceError('INVALID_REQUEST', 'The cursor is not a nextCursor of this search and credential.', {
+      fieldErrors: [{ field: 'cursor', message: 'is not a cursor of this search' }],
+      cause,
+    });
   let parsed: unknown;
   try {
     parsed = JSON.parse(atob(cursor.replace(/-/g, '+').replace(/_/g, '/')));
   } catch (cause) {
-    throw Object.assign(bad(), { cause });
+    throw bad(cause);
   }
   const c = parsed as { v?: unknown; o?: unknown; t?: unknown };
   if (c.v !== 1 || c.t !== tag || typeof c.o !== 'number' || !Number.isInteger(c.o) || c.o < 0) throw bad();
