@@ -121,13 +121,18 @@ export function createSearchIndex(deps: EngineDeps) {
     refresh(name: string): Promise<void> {
       return partitions.has(name) ? sync(name) : Promise.resolve();
     },
-    /** Ranked hits of `query` in one partition (after catching up), best first. */
-    async query(name: string, query: string): Promise<SearchHit[]> {
+    /**
+     * One page of the ranked hits of `query` in one partition (after catching up), best first, and
+     * the total number of hits. Only the page is turned into hits: a broad query can match most of
+     * the partition.
+     */
+    async query(name: string, query: string, offset: number, limit: number): Promise<{ hits: SearchHit[]; total: number }> {
       await sync(name);
       const mini = partition(name).mini;
       let results = mini.search(query, { combineWith: 'AND' });
       if (results.length === 0) results = mini.search(query);
-      return results.map((r) => ({ kind: String(r.kind), ref: String(r.ref), title: String(r.title), snippet: String(r.snippet), score: r.score }));
+      const hits = results.slice(offset, offset + limit).map((r) => ({ kind: String(r.kind), ref: String(r.ref), title: String(r.title), snippet: String(r.snippet), score: r.score }));
+      return { hits, total: results.length };
     },
     /** Number of documents in a partition (tests and benchmarks). */
     size(name: string): number {

@@ -150,15 +150,15 @@ export function createKnowledgeService(deps: EngineDeps): KnowledgeService {
       const tag = sha256(`${actor.credentialRef ?? actor.accountId}\n${partition}\n${req.query}`).slice(0, 24);
       const offset = req.cursor === undefined ? 0 : decodeCursor(req.cursor, tag);
       const limit = req.limit ?? 20;
-      const hits = await index.query(partition, req.query);
-      const items = hits.slice(offset, offset + limit).map((h) => ({
+      const { hits, total } = await index.query(partition, req.query, offset, limit);
+      const items = hits.map((h) => ({
         kind: h.kind,
         ref: partition === 'public' ? (JSON.parse(h.ref) as PublicArtifactRef) : h.ref,
         title: h.title,
         snippet: h.snippet,
         score: h.score,
       }));
-      return { items, nextCursor: offset + limit < hits.length ? encodeCursor(offset + limit, tag) : null };
+      return { items, nextCursor: offset + limit < total ? encodeCursor(offset + limit, tag) : null };
     },
     async readPublicArtifact(kind, artifactId, revision) {
       if (kind !== 'entity' && kind !== 'inquiry' && kind !== 'edition') return null;
