@@ -22,8 +22,6 @@ import {
   SearchPageSchema,
   SearchRequestSchema,
 } from '../knowledge/public-schemas.ts';
-
-export { PublicArtifactRefSchema, PublicArtifactSchema, SearchRequestSchema };
 import { boundedPattern, int, MAX_SAFE, maxArray, pattern, rangeArray, str } from '../schema-kit.ts';
 import {
   ClientRequestIdSchema,
@@ -45,6 +43,9 @@ import {
   SpaceRefSchema,
   TimestampSchema,
 } from '../values.ts';
+
+// The knowledge schemas live in src/knowledge; re-exported here for the envelopes and components.
+export { PublicArtifactRefSchema, PublicArtifactSchema, SearchRequestSchema };
 
 // ---------------------------------------------------------------------------------------------
 // Envelopes
@@ -339,7 +340,6 @@ export const ResearchReportSpecSchema = v.strictObject({
     v.pipe(AcceptanceContractSchema, v.description('Optional acceptance contract; its canonical JSON is at most 32768 UTF-8 bytes.')),
   ),
 });
-
 
 const DEFECT_CODES = [
   'acceptance-finding-witness-deficit',
