@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The `kw` command line (decisions.md "The dev server and the operator"):
+ * The `kw` command line (docs/http-api.md):
  *
  * ```
  * kw serve [--host 127.0.0.1] [--port 8787] [--data DIR] [--storage lowdb|memory] [--seed demo|none]

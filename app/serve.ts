@@ -48,7 +48,7 @@ export interface ServeOptions {
   captureAllowPrivate?: boolean;
   /** Length of a credential's request-budget window in ms; default 24 hours. */
   budgetWindowMs?: number;
-  /** Document pages for the person; default `sign-in-required` (decisions.md "Pages for the person"). */
+  /** Document pages for the person; default `sign-in-required` (docs/http-api.md). */
   documentPages?: DocumentPagesMode;
   /** One line per request to `write`; default none. */
   requestLog?: { write: (line: string) => void; format: RequestLogFormat };

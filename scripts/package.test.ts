@@ -151,7 +151,6 @@ test("an embedder's adapter test runs the installed storage conformance suite (u
   if (skip) return;
   await writeFile(join(app, 'conformance.mjs'), CONFORMANCE);
   const { stdout } = await run(process.execPath, ['conformance.mjs'], { cwd: app });
-  // eslint-disable-next-line no-control-regex
   const plain = stdout.replace(/\x1b\[[0-9;]*m/g, '');
   const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1]);
   assert.ok(total > 10, plain);

@@ -38,7 +38,6 @@ let skipped = 0;
 const write = process.stdout.write.bind(process.stdout);
 process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
   const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString();
-  // eslint-disable-next-line no-control-regex
   const plain = text.replace(/\x1b\[[0-9;]*m/g, '');
   const t = /Total:\s+(\d+)/.exec(plain);
   const p = /Passed:\s+(\d+)/.exec(plain);

@@ -3,7 +3,6 @@
  * @module
  */
 
-// eslint-disable-next-line no-control-regex
 const ASCII = /^[\u0000-\u007f]*$/;
 
 /** UTF-8 byte length of a string without encoding it (a lone surrogate counts 3 bytes, as encoded). */

@@ -14,7 +14,7 @@ export function notBuilt(capability: string): ServiceError {
   );
 }
 
-/** A surface the operator has not activated (decisions.md "Activation defaults"). Never charged. */
+/** A surface the operator has not activated (docs/http-api.md). Never charged. */
 export function activationBlocked(surface: string): ServiceError {
   return new ServiceError(
     'TEMPORARILY_UNAVAILABLE',

@@ -1,5 +1,5 @@
 /**
- * Activation state of the surfaces the operator can switch (decisions.md "Activation defaults"):
+ * Activation state of the surfaces the operator can switch (docs/http-api.md):
  * search and review reads are blocked, proposals are active.
  * @remarks The state is one storage record, cached in memory after the first read. With several
  * processes sharing a store, a switch takes effect in the process that made it; the others pick it up
@@ -19,7 +19,7 @@ export interface ActivationState {
   proposals: boolean;
 }
 
-/** The defaults of decisions.md. */
+/** The documented defaults. */
 export const DEFAULT_ACTIVATION: Readonly<ActivationState> = Object.freeze({ search: false, reviews: false, proposals: true });
 
 /** The operator's switches. */

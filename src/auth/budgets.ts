@@ -1,5 +1,5 @@
 /**
- * Request budgets (decisions.md "Request budgets"): `requestBudget` requests per window; the window
+ * Request budgets (docs/http-api.md): `requestBudget` requests per window; the window
  * starts at the credential's creation and repeats every `windowMs`.
  * @remarks Charging is synchronous and in memory: the hot path never writes storage. Dirty counters are
  * persisted in the background at most about once a second, and on {@link BudgetLedger.flush}, so a

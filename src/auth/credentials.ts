@@ -147,7 +147,7 @@ function checkInput(input: CreateCredentialInput): FieldError[] {
 
 /**
  * Build the credential service.
- * @param options.budgetWindowMs length of the request-budget window (decisions.md: 24 hours by default).
+ * @param options.budgetWindowMs length of the request-budget window (24 hours by default).
  */
 export function createCredentialService(deps: EngineDeps, options: { budgetWindowMs: number }): CredentialService {
   const { storage, clock, refs, sha256 } = deps;

@@ -1,5 +1,5 @@
 /**
- * Bearer token format (decisions.md "Tokens"): `svc_agent_v1_scred_<24 hex>_<secret>`, where the
+ * Bearer token format (docs/http-api.md): `svc_agent_v1_scred_<24 hex>_<secret>`, where the
  * 24 hex are those of the credentialRef and the secret is 43 random base64url characters (32 bytes).
  * @remarks Only the SHA-256 of a token is stored. Verification finds the credential by the embedded
  * credentialRef and compares hashes in constant time.

@@ -48,7 +48,6 @@ const GOOD_DATA = /^data:image\/(gif|png|jpeg|webp);/;
  * they are dropped here too before the protocol is checked.
  */
 function isSafeHref(url: string): boolean {
-  // eslint-disable-next-line no-control-regex
   const s = url.replace(/[\u0000-\u0020\u007f-\u009f\u00ad\u200b-\u200f\u2028\u2029\ufeff]/g, '').toLowerCase();
   return BAD_PROTOCOL.test(s) ? GOOD_DATA.test(s) : true;
 }
@@ -362,7 +361,6 @@ function walk(children: Token[]): InlineResult {
  * `https://`, holds no whitespace or control characters, and `new URL` accepts it with a host.
  */
 export function isCitation(href: string): boolean {
-  // eslint-disable-next-line no-control-regex
   if (!/^https:\/\/[^\s\u0000-\u001f\u007f]+$/i.test(href)) return false;
   try {
     const url = new URL(href);
@@ -547,7 +545,6 @@ function pushRuns(input: readonly StyledText[], parts: Part[], exact: boolean): 
 
 function destination(href: string): string {
   const amp = (s: string): string => s.replace(/&/g, (m, at: number) => (ENTITY_AHEAD.test(s.slice(at)) ? '\\&' : m));
-  // eslint-disable-next-line no-control-regex
   if (/[\s<>\u0000-\u001f\u007f]/.test(href)) {
     return `<${amp(href.replace(/[\\<>]/g, '\\$&')).replace(/\n/g, '&#10;').replace(/\r/g, '&#13;')}>`;
   }

@@ -105,11 +105,11 @@ export const ResearchJobSummarySchema = v.object({
 });
 export type ResearchJobSummary = v.InferOutput<typeof ResearchJobSummarySchema>;
 
-/** A page of the job list (decisions.md: `{items, nextCursor}`). */
+/** A page of the job list (`{items, nextCursor}`). */
 export const ResearchJobPageSchema = pageOf(ResearchJobSummarySchema, 50);
 export type ResearchJobPage = v.InferOutput<typeof ResearchJobPageSchema>;
 
-/** One event of a job (decisions.md). job.succeeded, job.failed and job.cancelled are terminal. */
+/** One event of a job. job.succeeded, job.failed and job.cancelled are terminal. */
 export const ResearchJobEventSchema = v.object({
   v: v.literal(1),
   eventId: v.pipe(v.string(), v.regex(/^[1-9][0-9]*$/)),

@@ -46,7 +46,7 @@ export function isTerminal(state: JobState): boolean {
   return TERMINAL_STATES.has(state);
 }
 
-/** Event kinds (decisions.md); the last three are terminal. */
+/** Event kinds; the last three are terminal. */
 export const JOB_EVENT_KINDS = [
   'job.created',
   'job.progress',

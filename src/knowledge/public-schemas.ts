@@ -1,6 +1,6 @@
 /**
  * Wire schemas of the knowledge reads: PublicArtifactRef and PublicArtifact (contract), the search
- * request and answer and the review read (decisions.md "Search and review reads, once activated").
+ * request and answer and the review read (docs/http-api.md).
  * @remarks Response objects are open (`v.object`), request bodies closed (`v.strictObject`).
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * Which spaces an actor may see, and the per-space write queue.
- * @remarks Each document has its own space (decisions.md); a space belongs to the account of its
+ * @remarks Each document has its own space; a space belongs to the account of its
  * document. A document-bound actor sees only its document's space; an account-wide actor sees every
  * space of its account. Owners never change, so a resolved owner is cached.
  * @module

@@ -7,7 +7,6 @@ import { ALL_SCOPES, DOC_SCOPES, a36, hex, newKey, type Reply } from './client.t
 import { show, expectEnvelope, expectError, expectOk, checkDocument, checkMutationResult, proposalRequest, DAY, SESSION_COOKIE } from './assert.ts';
 import type { Kit, Suite } from './kit.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 /** Register these scenarios on the suite. */
 export function accessScenarios(s: Suite, k: Kit): void {

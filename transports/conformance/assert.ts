@@ -6,7 +6,6 @@
 import * as assert from 'uvu/assert';
 import { F, envelopeProblems, isObject, sha256, type Reply } from './client.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 export const DAY = 86_400_000;
 /** Cookie names a browser session could plausibly use; the contract does not name the cookie. */
@@ -63,7 +62,7 @@ export function checkDocument(d: any, title?: string): any {
   assert.type(d.browserHref, 'string');
   assert.ok(d.browserHref.length >= 1 && d.browserHref.length <= 2048, 'browserHref 1-2048');
   assert.ok(isObject(d.document), 'document is an object');
-  assert.is(d.document.type, 'blocks', 'rich-json document.type is "blocks" (decisions.md)');
+  assert.is(d.document.type, 'blocks', 'rich-json document.type is "blocks"');
   assert.ok(Array.isArray(d.document.blocks), 'document.blocks is an array');
   assert.is(sha256(JSON.stringify(d.document)), d.contentSha256, 'sha256(JSON.stringify(data.document)) === data.contentSha256');
   return d;

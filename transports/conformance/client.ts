@@ -1,12 +1,11 @@
 /**
  * The black-box client of the API scenario suite ({@link ./suite.ts}): a thin `fetch` wrapper,
  * the contract's formats as regular expressions, and envelope validators. Written only from
- * `api-contract.md` and `decisions.md`; it knows nothing of the server's code.
+ * the published contract and the documented choices (docs/http-api.md); it knows nothing of the server's code.
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 /** What a transport hands the suite. */
 export interface ScenarioTarget {
@@ -44,7 +43,7 @@ export interface CallOptions {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Formats (api-contract.md, "Identifier and value formats")
+// Formats (the contract, "Identifier and value formats")
 
 export const F = {
   credentialRef: /^scred_[a-f0-9]{24}$/,
@@ -120,7 +119,7 @@ export const hex = (n: number): string => randomBytes(Math.ceil(n / 2)).toString
 export const a36 = (n: number): string => Array.from({ length: n }, () => '0123456789abcdefghijklmnopqrstuvwxyz'[Math.floor(Math.random() * 36)]).join('');
 
 // ---------------------------------------------------------------------------------------------
-// Envelope validation (api-contract.md, "Success envelope" and "Error envelope")
+// Envelope validation (the contract, "Success envelope" and "Error envelope")
 
 function linkProblems(links: unknown): string[] {
   if (!Array.isArray(links)) return ['links is not an array'];
@@ -262,7 +261,7 @@ export class ScenarioClient {
     return `acct-${++this.accounts}-${hex(6)}`;
   }
 
-  /** Create a credential through the operator API exactly as decisions.md describes; returns the 201 data. */
+  /** Create a credential through the operator API exactly as docs/http-api.md describes; returns the 201 data. */
   async credential(spec: {
     scopes: string[];
     account?: string;

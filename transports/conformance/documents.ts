@@ -8,7 +8,6 @@ import { find, flatten, ids, textOf } from './tree.ts';
 import { show, expectStatus, expectEnvelope, expectError, expectOk, checkDocument, checkMutationResult } from './assert.ts';
 import type { Kit, Suite } from './kit.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 /** Register these scenarios on the suite. */
 export function documentScenarios(s: Suite, k: Kit): void {
@@ -100,7 +99,7 @@ export function documentScenarios(s: Suite, k: Kit): void {
     const a = await createDoc(token, 'A');
     const b = await createDoc(token, 'B');
     assert.is.not(a.documentRef, b.documentRef);
-    assert.is.not(a.spaceRef, b.spaceRef, 'each document has its own space (decisions.md)');
+    assert.is.not(a.spaceRef, b.spaceRef, 'each document has its own space');
     const ra = (await read(token, a.documentRef)).headers.get('service-revision');
     const rb = (await read(token, b.documentRef)).headers.get('service-revision');
     assert.ok(ra && rb);

@@ -7,7 +7,6 @@ import { DOC_SCOPES, F, apiErrorProblems, hex } from './client.ts';
 import { show, expectError, expectOk, DAY } from './assert.ts';
 import type { Kit, Suite } from './kit.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 /** Register these scenarios on the suite. */
 export function envelopeScenarios(s: Suite, k: Kit): void {
@@ -65,7 +64,7 @@ export function envelopeScenarios(s: Suite, k: Kit): void {
   });
   // ---- GET /auth ----------------------------------------------------------------------------
 
-  s('operator-created token has the decisions.md format and is shown once', async () => {
+  s('operator-created token has the documented format and is shown once', async () => {
     const cred = await c.credential({ scopes: ['document:read'], account: c.account(), label: 'format check' });
     const m = F.token.exec(cred.token);
     assert.ok(m, `token ${cred.token} is svc_agent_v1_scred_<24 hex>_<32+ base64url>`);
@@ -102,7 +101,7 @@ export function envelopeScenarios(s: Suite, k: Kit): void {
     assert.match(d.expiresAt, F.timestamp);
     const left = Date.parse(d.expiresAt) - Date.now();
     assert.ok(left <= 90 * DAY + 60_000, 'expiresAt within the 90-day ceiling');
-    assert.ok(left >= 89 * DAY, 'default expiry is 90 days (decisions.md)');
+    assert.ok(left >= 89 * DAY, 'default expiry is 90 days');
     if ('spaceRef' in d) assert.match(d.spaceRef, F.spaceRef);
     assert.not.ok('documentRef' in d, 'an account-wide credential has no documentRef');
     const header = r.headers.get('x-service-requests-remaining');

@@ -9,7 +9,6 @@ import { newKey, type ScenarioClient } from './client.ts';
 import { checkDocument, checkMutationResult, expectOk } from './assert.ts';
 import type { RichBlock } from './tree.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 /** The uvu suite the scenarios register on. */
 export type Suite = Test;

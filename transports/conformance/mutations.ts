@@ -8,7 +8,6 @@ import { around, childIds, find, ids, parentOf, textOf, type RichBlock } from '.
 import { show, expectEnvelope, expectError, checkMutationResult } from './assert.ts';
 import type { Kit, Suite } from './kit.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 /** Register these scenarios on the suite. */
 export function mutationScenarios(s: Suite, k: Kit): void {
@@ -275,7 +274,7 @@ export function mutationScenarios(s: Suite, k: Kit): void {
     assert.is(now.version, first.receipt.resultingVersion, 'the replay applied nothing');
     const other = await mutate(token, doc.documentRef, mutation, { key, revision: snap.rev, intent: 'a different intent' });
     expectError(other, 409, 'IDEMPOTENCY_CONFLICT');
-    // Same key and body at another revision is not an exact repeat (decisions.md: key, body and revision).
+    // Same key and body at another revision is not an exact repeat (key, body and revision).
     const moved = await mutate(token, doc.documentRef, mutation, { key, revision: now.rev, intent: 'add once' });
     expectError(moved, 409, 'IDEMPOTENCY_CONFLICT');
     assert.is((await snapshot(token, doc.documentRef)).version, now.version, 'nothing was applied');

@@ -1,8 +1,8 @@
 /**
- * The API scenario suite: one black-box conformance suite that every transport runs (DESIGN.md rule 3).
+ * The API scenario suite: one black-box conformance suite that every transport runs.
  *
  * It talks to the service through `fetch` only, creates its credentials through the operator API, and
- * asserts what `api-contract.md` and `decisions.md` say: statuses, headers, envelope shapes, formats and
+ * asserts what the published contract and the documented choices (docs/http-api.md) say: statuses, headers, envelope shapes, formats and
  * limits. It never imports the server. Where the contract admits more than one reasonable reading, the
  * scenario accepts each of them and says so in a comment. The scenarios live beside it, one file per area.
  * @example

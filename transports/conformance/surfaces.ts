@@ -7,7 +7,6 @@ import { DOC_SCOPES, a36, hex, isObject, newKey } from './client.ts';
 import { show, expectStatus, expectEnvelope, expectError, expectOk, researchSpec, proposalRequest } from './assert.ts';
 import type { Kit, Suite } from './kit.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 /** Register these scenarios on the suite. */
 export function surfaceScenarios(s: Suite, k: Kit): void {

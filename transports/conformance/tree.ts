@@ -1,10 +1,9 @@
 /**
  * Block-tree helpers of the API scenario suite: walk the rich-json `document` value
- * (`{type:"blocks", blocks:[{id, type, props, content, children}]}`, decisions.md) as a client would.
+ * (`{type:"blocks", blocks:[{id, type, props, content, children}]}`, docs/http-api.md) as a client would.
  * @module
  */
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 /** One block of the rich-json document. */
 export interface RichBlock {

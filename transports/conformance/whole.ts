@@ -6,7 +6,6 @@ import * as assert from 'uvu/assert';
 import { F, envelopeProblems, isEnvelopeReply, isObject } from './client.ts';
 import type { Kit, Suite } from './kit.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 /** Register these scenarios on the suite. */
 export function wholeSuiteScenarios(s: Suite, k: Kit): void {

@@ -63,7 +63,7 @@ test('operator routes: refused transitions are 409, release needs enablement, ba
   }
 });
 
-test('reviews: 503 by default; once activated the decisions.md shape inside the boundary, 404 outside', async () => {
+test('reviews: 503 by default; once activated the documented shape inside the boundary, 404 outside', async () => {
   const blocked = await knowledgeWorld(false);
   try {
     const r = await blocked.s.req(`/api/v1/reviews/${blocked.reviewRef}`, { token: blocked.alice.token });

@@ -20,7 +20,7 @@ import * as v from 'valibot';
 /**
  * POST /api/v1/proposals. Standalone submission is blocked: a well-formed request answers 409
  * AGENT_RUN_REQUIRED (requiredAction submit-through-research-job), a malformed one 400, and when the
- * operator blocks the surface 503. None of these charges the request budget (decisions.md).
+ * operator blocks the surface 503. None of these charges the request budget.
  */
 export const submitProposal = defineOperation({
   operationId: 'submitProposal',
@@ -128,7 +128,7 @@ export const readPublicArtifact = defineOperation({
   },
 });
 
-/** GET /api/v1/reviews/{reviewRef}: activation-blocked by default; decisions.md's shape once activated. */
+/** GET /api/v1/reviews/{reviewRef}: activation-blocked by default; the documented shape (docs/http-api.md) once activated. */
 export const readReview = defineOperation({
   operationId: 'getReview',
   method: 'GET',

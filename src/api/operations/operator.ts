@@ -1,5 +1,5 @@
 /**
- * The operator API under /operator/v1 (decisions.md "The dev server and the operator"): create
+ * The operator API under /operator/v1 (docs/http-api.md): create
  * credentials and switch activation. Authenticated with `Authorization: Bearer <operatorKey>`, never
  * charged, and not part of the public OpenAPI document.
  * @module
