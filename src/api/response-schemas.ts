@@ -41,7 +41,7 @@ import {
   RichDocumentSchema,
 } from '../documents/resource-schemas.ts';
 import { ProposalRequestSchema, ProposalSubmissionResultSchema } from '../knowledge/proposal-schema.ts';
-import { boundedPattern, int, MAX_SAFE, maxArray } from '../schema-kit.ts';
+import { boundedPattern, maxArray } from '../schema-kit.ts';
 import {
   ApiErrorSchema,
   ClientRequestIdSchema,

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import MarkdownIt from 'markdown-it';
-import type { Token } from 'markdown-it';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { inlineToMarkdown, parseInline, type InlineContent, type Styles } from './inline-markdown.ts';

@@ -11,8 +11,9 @@ import { DocumentCreateRequestSchema, DocumentMutationRequestSchema } from '../.
 import { DOCUMENT_FORMATS, requireFormat } from '../../documents/limits.ts';
 import { documentDataBody, documentDataJson, receiptJson } from '../../documents/serialize.ts';
 import type { RequestContext } from '../context.ts';
-import { baseHeaders, ok, type JsonPieces } from '../envelope.ts';
-import { etagMatches, exceedsBytes, weakEtag } from '../http-util.ts';
+import { ok, type JsonPieces } from '../envelope.ts';
+import { exceedsBytes, weakEtag } from '../http-util.ts';
+import { notModified, representationResponse } from '../representation.ts';
 import { defineOperation } from '../registry/operation.ts';
 import { IdempotencyKeyHeader, IfNoneMatchHeader, IfRevisionHeader, pageQuery, pathId } from '../registry/params.ts';
 import {
@@ -131,27 +132,12 @@ export const readDocument = defineOperation({
     const formatParam = input.query.format;
     const ifNoneMatch = input.headers.ifNoneMatch;
     if (ifNoneMatch !== undefined) {
-      const format = requireFormat(formatParam);
+      // The cheap head first, so that a 304 costs the server almost nothing.
       const head = await ctx.engine.documents.head(actor, ref);
-      const etag = weakEtag(head.revision, format);
-      if (etagMatches(ifNoneMatch, etag)) {
-        const headers = baseHeaders(ctx, null);
-        headers['service-revision'] = head.revision;
-        headers.etag = etag;
-        return { status: 304, headers };
-      }
+      const unchanged = notModified(ctx, ifNoneMatch, head.revision, weakEtag(head.revision, requireFormat(formatParam)));
+      if (unchanged) return unchanged;
     }
-    const read = await ctx.engine.documents.read(actor, ref, formatParam);
-    const revisionHeaders = { 'service-revision': read.revision, etag: weakEtag(read.revision, read.format) };
-    if (read.format === 'rich-json') return ok(ctx, 200, documentDataBody(read.document), { headers: revisionHeaders });
-    if (read.format === 'blocks') {
-      const data = `{"v":1,"documentRef":"${read.documentRef}","version":${read.version},"blocks":${JSON.stringify(read.blocks)}}`;
-      return ok(ctx, 200, data, { headers: revisionHeaders });
-    }
-    const headers = baseHeaders(ctx, 'text/markdown; charset=utf-8');
-    Object.assign(headers, revisionHeaders);
-    headers['x-service-markdown-loss-count'] = String(read.lossCount);
-    return { status: 200, headers, body: read.markdown };
+    return representationResponse(ctx, await ctx.engine.documents.read(actor, ref, formatParam));
   },
 });
 

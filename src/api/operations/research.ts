@@ -6,7 +6,6 @@
 import * as v from 'valibot';
 import type { Actor } from '../../deps.ts';
 import { parseLimit } from '../../documents/cursor.ts';
-import { documentDataBody } from '../../documents/serialize.ts';
 import { ServiceError, isServiceError } from '../../errors.ts';
 import { Patterns } from '../../ids.ts';
 import { CancellationRequestSchema, ResearchReportSpecSchema, type ResearchJobEvent } from '../../jobs/schemas.ts';
@@ -14,7 +13,8 @@ import { TERMINAL_EVENT_KINDS } from '../../jobs/states.ts';
 import { parseOrThrow } from '../../validation.ts';
 import type { RequestContext } from '../context.ts';
 import { baseHeaders, ok } from '../envelope.ts';
-import { etagMatches, weakEtag } from '../http-util.ts';
+import { weakEtag } from '../http-util.ts';
+import { notModified, representationResponse } from '../representation.ts';
 import { defineOperation } from '../registry/operation.ts';
 import {
   AcceptEventsHeader,
@@ -33,7 +33,6 @@ import {
   ResearchJobPageEnvelopeSchema,
 } from '../response-schemas.ts';
 import { sseStream, type SseEvent } from '../sse.ts';
-import type { PlainResponse } from '../types.ts';
 
 const READ_SCOPES = ['research:read', 'research:run'] as const;
 const jobId = pathId(Patterns.jobId, 'A research job id: kjob_ and 48 lowercase hex characters.');
@@ -42,15 +41,6 @@ const ReportFormatSchema = v.picklist(['rich-json', 'markdown'], 'must be rich-j
 const notFoundJob = { description: 'NOT_FOUND: unknown job, or one another credential created (indistinguishable).' };
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_KINDS);
 const EVENT_STREAM = /(^|,)\s*text\/event-stream\s*(;|,|$)/i;
-
-/** A 304 when If-None-Match matches the current representation. */
-function notModified(ctx: RequestContext, ifNoneMatch: string | undefined, revision: string, etag: string): PlainResponse | null {
-  if (ifNoneMatch === undefined || !etagMatches(ifNoneMatch, etag)) return null;
-  const headers = baseHeaders(ctx, null);
-  headers['service-revision'] = revision;
-  headers.etag = etag;
-  return { status: 304, headers };
-}
 
 function sseEvent(event: ResearchJobEvent): SseEvent {
   return { id: event.eventId, json: JSON.stringify(event), terminal: TERMINAL.has(event.kind) };
@@ -250,16 +240,7 @@ export const readJobReport = defineOperation({
       throw new ServiceError('FORBIDDEN', 'Exporting a report as rich-json also needs the scope document:read.');
     }
     const read = await ctx.engine.jobs.report(actorOf(ctx), input.path.jobId, format);
-    const etag = weakEtag(read.revision, read.format);
-    const unchanged = notModified(ctx, input.headers.ifNoneMatch, read.revision, etag);
-    if (unchanged) return unchanged;
-    const revisionHeaders = { 'service-revision': read.revision, etag };
-    if (read.format === 'rich-json') return ok(ctx, 200, documentDataBody(read.document), { headers: revisionHeaders });
-    if (read.format !== 'markdown') throw new Error(`unexpected report representation ${read.format}`);
-    const headers = baseHeaders(ctx, 'text/markdown; charset=utf-8');
-    Object.assign(headers, revisionHeaders);
-    headers['x-service-markdown-loss-count'] = String(read.lossCount);
-    return { status: 200, headers, body: read.markdown };
+    return notModified(ctx, input.headers.ifNoneMatch, read.revision, weakEtag(read.revision, read.format)) ?? representationResponse(ctx, read);
   },
 });
 
