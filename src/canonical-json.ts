@@ -1,19 +1,16 @@
 /**
- * Canonical JSON: object keys sorted at every level, no whitespace, undefined members dropped. What
- * the service measures (the acceptance contract's size) and fingerprints (idempotency of bodies whose
- * key order is not meaningful).
+ * Canonical JSON: object keys sorted by code unit at every level, no whitespace, undefined members
+ * dropped, as `JSON.stringify` writes strings and numbers. What the service measures (the acceptance
+ * contract's size), fingerprints (bodies whose key order is not meaningful) and digests (projections
+ * and graph revisions, so a client can recompute them).
  * @module
  */
 
-/** JSON with object keys sorted at every level and no whitespace: the canonical form that is measured. */
+/** Serialize a JSON value canonically. */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+  if (value === null || typeof value !== 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map((x) => canonicalJson(x === undefined ? null : x)).join(',')}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
 }

@@ -1,20 +1,9 @@
 /**
- * Identifier formats of the contract, their branded types, and the id source port.
+ * Identifier formats of the contract, the id source port, and minting of every ref kind.
+ * @remarks Identifiers are plain strings checked against {@link Patterns} where they enter (schemas at
+ * the edge and in the domains); no branded types, which nothing in the engine relied on.
  * @module
  */
-
-declare const brand: unique symbol;
-/** A string proven to match one identifier format. */
-export type Brand<T, B extends string> = T & { readonly [brand]: B };
-
-export type DocumentRef = Brand<string, 'DocumentRef'>;
-export type SpaceRef = Brand<string, 'SpaceRef'>;
-export type OperationRef = Brand<string, 'OperationRef'>;
-export type CredentialRef = Brand<string, 'CredentialRef'>;
-export type BlockId = Brand<string, 'BlockId'>;
-export type JobId = Brand<string, 'JobId'>;
-export type ProposalRef = Brand<string, 'ProposalRef'>;
-export type ReviewRef = Brand<string, 'ReviewRef'>;
 
 /** Every identifier pattern of the contract, in one place. */
 export const Patterns = {
@@ -35,19 +24,6 @@ export const Patterns = {
   receiptRef: /^[A-Za-z0-9][A-Za-z0-9_-]{15,159}$/,
   displayPrefix: /^svc_agent_v1_scred_[a-f0-9]{8}\u2026$/,
 } as const;
-
-/** Parse a documentRef or return null. */
-export function parseDocumentRef(value: string): DocumentRef | null {
-  return Patterns.documentRef.test(value) ? (value as DocumentRef) : null;
-}
-/** Parse a blockId or return null. */
-export function parseBlockId(value: string): BlockId | null {
-  return Patterns.blockId.test(value) ? (value as BlockId) : null;
-}
-/** Parse a jobId or return null. */
-export function parseJobId(value: string): JobId | null {
-  return Patterns.jobId.test(value) ? (value as JobId) : null;
-}
 
 /**
  * Where fresh randomness comes from. `hex(n)` returns n lowercase hex characters;
@@ -127,18 +103,18 @@ export function seededIds(seed = 1): IdSource {
 /** Minting of every ref kind over one {@link IdSource}. */
 export function refMinter(ids: IdSource) {
   return {
-    documentRef: () => `sdoc_${ids.hex(48)}` as DocumentRef,
-    spaceRef: () => `ksp_${ids.hex(48)}` as SpaceRef,
-    operationRef: () => `docop_${ids.hex(48)}` as OperationRef,
-    credentialRef: () => `scred_${ids.hex(24)}` as CredentialRef,
-    proposalRef: () => `kprp_${ids.hex(48)}` as ProposalRef,
-    reviewRef: () => `krvw_${ids.hex(48)}` as ReviewRef,
-    jobId: () => `kjob_${ids.hex(48)}` as JobId,
+    documentRef: () => `sdoc_${ids.hex(48)}`,
+    spaceRef: () => `ksp_${ids.hex(48)}`,
+    operationRef: () => `docop_${ids.hex(48)}`,
+    credentialRef: () => `scred_${ids.hex(24)}`,
+    proposalRef: () => `kprp_${ids.hex(48)}`,
+    reviewRef: () => `krvw_${ids.hex(48)}`,
+    jobId: () => `kjob_${ids.hex(48)}`,
     entityId: () => `kent_${ids.base36(24)}`,
     inquiryId: () => `kinq_${ids.base36(24)}`,
     editionId: () => `kedn_${ids.base36(24)}`,
     /** Server-assigned block ids: short, so that the canonical JSON stays small. */
-    blockId: () => `b${ids.base36(11)}` as BlockId,
+    blockId: () => `b${ids.base36(11)}`,
     requestId: () => `req_${ids.hex(28)}`,
   };
 }

@@ -19,19 +19,10 @@ export {
 export { systemClock, manualClock, isoTimestamp, type Clock, type ManualClock } from './clock.ts';
 export {
   Patterns,
-  parseDocumentRef,
-  parseBlockId,
-  parseJobId,
   randomIds,
   seededIds,
   refMinter,
   type IdSource,
-  type DocumentRef,
-  type SpaceRef,
-  type OperationRef,
-  type CredentialRef,
-  type BlockId,
-  type JobId,
 } from './ids.ts';
 export {
   StorageConflictError,

@@ -5,6 +5,7 @@
  * @module
  */
 import * as v from 'valibot';
+import { PublicArtifactRefSchema } from '../knowledge/public-schemas.ts';
 import { int, maxArray, pageOf } from '../schema-kit.ts';
 import { ApiErrorSchema, Href, RequiredActionSchema, TimestampSchema } from '../values.ts';
 import { Patterns } from '../ids.ts';
@@ -23,13 +24,7 @@ export type JobError = v.InferOutput<typeof JobErrorSchema>;
 export const ProgressSchema = v.object({ percent: int(0, 100), summary: v.pipe(v.string(), v.maxLength(1024)) });
 export type Progress = v.InferOutput<typeof ProgressSchema>;
 
-/** A released public artifact's reference. */
-export const PublicArtifactRefSchema = v.variant('kind', [
-  v.object({ kind: v.literal('entity'), artifactId: id(Patterns.entityId), revision: id(Patterns.sha256), v: v.literal(1) }),
-  v.object({ kind: v.literal('inquiry'), artifactId: id(Patterns.inquiryId), revision: id(Patterns.sha256), v: v.literal(1) }),
-  v.object({ kind: v.literal('edition'), artifactId: id(Patterns.editionId), revision: id(Patterns.sha256), v: v.literal(1) }),
-]);
-export type PublicArtifactRef = v.InferOutput<typeof PublicArtifactRefSchema>;
+export { PublicArtifactRefSchema, type PublicArtifactRef } from '../knowledge/public-schemas.ts';
 
 /** What a job produced so far. */
 export const JobArtifactsSchema = v.object({

@@ -8,7 +8,7 @@
  */
 import type { Sha256Hex } from '../hash.ts';
 import type { IdSource, RefMinter } from '../ids.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../canonical-json.ts';
 import type { GraphRecord, GraphRecordKind, ProposalRecord } from './records.ts';
 
 /** The revision of a space's empty graph. */

@@ -10,7 +10,7 @@ import type { Actor, EngineDeps } from '../deps.ts';
 import { invalid, notFound, ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { isStorageConflict, type BatchOp } from '../ports.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../canonical-json.ts';
 import { acceptedRecords, genesisRevision, nextRevision } from './graph.ts';
 import { findConflicts, lookupOps } from './lookup.ts';
 import { parseProposalRequest } from './proposal-request.ts';

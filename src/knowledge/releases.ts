@@ -10,7 +10,7 @@ import type { EngineDeps } from '../deps.ts';
 import { conflict, invalid, notFound, ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { isStorageConflict } from '../ports.ts';
-import { canonicalJson } from './canonical-json.ts';
+import { canonicalJson } from '../canonical-json.ts';
 import { editionProjection, entityProjection, inquiryProjection, type ArtifactKind, type Projection } from './projections.ts';
 import { checkPerson } from './proposals.ts';
 import { Collections, ordinalKey, releaseKey, type GraphRecord, type ReleaseRecord, type SpaceRecord } from './records.ts';
