@@ -4,13 +4,14 @@
  * @module
  */
 import type { DocumentHead, StoredUpdate } from '../../src/ports.ts';
-import type { CollectionView, CoreView, DocumentView } from '../memory/core-view.ts';
-import type { RecordEntry } from '../memory/record-table.ts';
+import type { CollectionView, CoreView, DocumentView, StreamView } from '../core/core-view.ts';
+import type { RecordEntry } from '../core/record-table.ts';
 import { fromBase64, toBase64 } from './bytes-codec.ts';
 
 /** The `format` field that marks a checkpoint file. */
 export const CHECKPOINT_FORMAT = 'knowledge-workspace/lowdb-checkpoint';
-const FORMAT_VERSION = 1;
+/** Version 2 added index entries and streams; version 1 files (without them) are still read. */
+const FORMAT_VERSION = 2;
 
 /**
  * What a checkpoint holds.
@@ -41,9 +42,19 @@ export function* checkpointPieces(state: CheckpointState): Generator<string> {
     const { collection, entries } = state.view.collections[c];
     yield `${c ? ',' : ''}\n{"collection":${JSON.stringify(collection)},"entries":[`;
     for (let from = 0; from < entries.length; from += 256) {
-      const part = entries.slice(from, from + 256).map(([key, e]) => `[${JSON.stringify(key)},${e.revision},${e.json}]`);
+      const part = entries.slice(from, from + 256).map(([key, e]) => {
+        const index = e.index === null ? '' : `,${JSON.stringify(e.index.partition)},${JSON.stringify(e.index.sortKey)}`;
+        return `[${JSON.stringify(key)},${e.revision},${e.json}${index}]`;
+      });
       yield `${from ? ',' : ''}${part.join(',')}`;
     }
+    yield ']}';
+  }
+  yield '],\n"streams":[';
+  for (let i = 0; i < state.view.streams.length; i++) {
+    const { stream, entries, count } = state.view.streams[i];
+    yield `${i ? ',' : ''}\n{"stream":${JSON.stringify(stream)},"entries":[`;
+    for (let from = 0; from < count; from += 256) yield `${from ? ',' : ''}${entries.slice(from, Math.min(count, from + 256)).join(',')}`;
     yield ']}';
   }
   yield ']}\n';
@@ -68,10 +79,20 @@ function decodeCollection(raw: unknown): CollectionView {
   const c = raw as { collection?: unknown; entries?: unknown };
   if (typeof c?.collection !== 'string' || !Array.isArray(c.entries)) fail('bad collection');
   const entries = c.entries.map((e: unknown): [string, RecordEntry] => {
-    if (!Array.isArray(e) || typeof e[0] !== 'string' || typeof e[1] !== 'number' || e.length !== 3) fail(`bad record in ${String(c.collection)}`);
-    return [e[0], { revision: e[1], json: JSON.stringify(e[2]) }];
+    const indexed = Array.isArray(e) && e.length === 5 && typeof e[3] === 'string' && typeof e[4] === 'string';
+    if (!Array.isArray(e) || typeof e[0] !== 'string' || typeof e[1] !== 'number' || !(e.length === 3 || indexed)) {
+      fail(`bad record in ${String(c.collection)}`);
+    }
+    return [e[0], { revision: e[1], json: JSON.stringify(e[2]), index: indexed ? { partition: e[3] as string, sortKey: e[4] as string } : null }];
   });
   return { collection: c.collection, entries };
+}
+
+function decodeStream(raw: unknown): StreamView {
+  const s = raw as { stream?: unknown; entries?: unknown };
+  if (typeof s?.stream !== 'string' || !Array.isArray(s.entries)) fail('bad stream');
+  const entries = s.entries.map((value: unknown) => JSON.stringify(value));
+  return { stream: s.stream, entries, count: entries.length };
 }
 
 /**
@@ -86,12 +107,14 @@ export function decodeCheckpoint(text: string): CheckpointState {
     fail(`not JSON (${(error as Error).message})`);
   }
   if (raw?.format !== CHECKPOINT_FORMAT) fail('unknown format');
-  if (raw.formatVersion !== FORMAT_VERSION) fail(`format version ${String(raw.formatVersion)} is not supported`);
+  if (raw.formatVersion !== FORMAT_VERSION && raw.formatVersion !== 1) fail(`format version ${String(raw.formatVersion)} is not supported`);
   if (typeof raw.generation !== 'number' || typeof raw.lastSeq !== 'number') fail('no generation or lastSeq');
   if (!Array.isArray(raw.documents) || !Array.isArray(raw.collections)) fail('no documents or collections');
+  const streams = raw.formatVersion === 1 ? [] : raw.streams;
+  if (!Array.isArray(streams)) fail('no streams');
   return {
     generation: raw.generation,
     lastSeq: raw.lastSeq,
-    view: { documents: raw.documents.map(decodeDocument), collections: raw.collections.map(decodeCollection) },
+    view: { documents: raw.documents.map(decodeDocument), collections: raw.collections.map(decodeCollection), streams: streams.map(decodeStream) },
   };
 }

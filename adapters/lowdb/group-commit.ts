@@ -4,9 +4,10 @@
  * @module
  */
 import type { BatchOp } from '../../src/ports.ts';
-import { validateBatch, type BatchEffects } from '../memory/batch-validator.ts';
-import type { MemoryCore } from '../memory/memory-core.ts';
-import { prepareBatch, type PreparedOp } from '../memory/prepared-op.ts';
+import { validateBatch, type BatchEffects } from '../core/batch-validator.ts';
+import type { ChangeNotifier } from '../core/change-notifier.ts';
+import type { MemoryCore } from '../core/memory-core.ts';
+import { prepareBatch, type PreparedOp } from '../core/prepared-op.ts';
 import { encodeBatchLine } from './journal-codec.ts';
 import { PendingProjection } from './pending-projection.ts';
 
@@ -51,12 +52,14 @@ export class GroupCommitter {
    * @param sink the journal.
    * @param lastSeq the sequence number of the last batch already in the journal.
    * @param afterGroup called after each group is applied (to consider a checkpoint).
+   * @param notifier told about each batch once it is durable and applied, in order.
    */
   constructor(
     private readonly core: MemoryCore,
     private readonly sink: GroupSink,
     private lastSeq: number,
     private readonly afterGroup: () => void = () => {},
+    private readonly notifier: ChangeNotifier | null = null,
   ) {
     this.applied = lastSeq;
   }
@@ -155,6 +158,7 @@ export class GroupCommitter {
       return;
     }
     this.committed += group.length;
+    if (this.notifier !== null) for (const p of group) this.notifier.notify(p.ops);
     for (const p of group) p.resolve();
     this.afterGroup();
   }

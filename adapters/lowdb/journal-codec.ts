@@ -4,7 +4,7 @@
  * @module
  */
 import type { DocumentHead } from '../../src/ports.ts';
-import { putJson, type PreparedOp } from '../memory/prepared-op.ts';
+import { putJson, type PreparedOp } from '../core/prepared-op.ts';
 import { fromBase64, toBase64 } from './bytes-codec.ts';
 import { crc32 } from './crc32.ts';
 
@@ -27,9 +27,11 @@ function encodeOp(op: PreparedOp): string {
     case 'document.compact':
       return `{"k":"compact","ref":${JSON.stringify(op.documentRef)},"sv":${op.snapshotVersion},"snapshot":"${toBase64(op.snapshot)}"}`;
     case 'record.put':
-      return `{"k":"put","c":${JSON.stringify(op.collection)},"key":${JSON.stringify(op.key)},"value":${putJson(op)}}`;
+      return `{"k":"put","c":${JSON.stringify(op.collection)},"key":${JSON.stringify(op.key)},"value":${putJson(op)}${op.index === null ? '' : `,"ix":${JSON.stringify([op.index.partition, op.index.sortKey])}`}}`;
     case 'record.delete':
       return `{"k":"delete","c":${JSON.stringify(op.collection)},"key":${JSON.stringify(op.key)}}`;
+    case 'stream.append':
+      return `{"k":"stream","s":${JSON.stringify(op.stream)},"seq":${op.seq},"value":${op.json}}`;
   }
 }
 
@@ -78,7 +80,16 @@ function decodeOp(raw: unknown): PreparedOp {
       return { kind: 'document.compact', documentRef: asString(o.ref, 'compact.ref'), snapshotVersion: o.sv, snapshot: fromBase64(o.snapshot) };
     case 'put':
       if (!('value' in o)) throw new TypeError('put has no value');
-      return { kind: 'record.put', collection: asString(o.c, 'put.c'), key: asString(o.key, 'put.key'), json: JSON.stringify(o.value) };
+      return {
+        kind: 'record.put',
+        collection: asString(o.c, 'put.c'),
+        key: asString(o.key, 'put.key'),
+        json: JSON.stringify(o.value),
+        index: Array.isArray(o.ix) ? { partition: asString(o.ix[0], 'put.ix'), sortKey: asString(o.ix[1], 'put.ix') } : null,
+      };
+    case 'stream':
+      if (typeof o.seq !== 'number' || !('value' in o)) throw new TypeError('stream entry without seq or value');
+      return { kind: 'stream.append', stream: asString(o.s, 'stream.s'), seq: o.seq, json: JSON.stringify(o.value) };
     case 'delete':
       return { kind: 'record.delete', collection: asString(o.c, 'delete.c'), key: asString(o.key, 'delete.key') };
     default:

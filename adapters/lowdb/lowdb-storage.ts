@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Low } from 'lowdb';
 import type { BatchOp, Storage } from '../../src/ports.ts';
+import { ChangeNotifier } from '../core/change-notifier.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import { CHECKPOINT_FILE, DurableCheckpointFile } from './checkpoint-file.ts';
 import { acquireDirLock } from './dir-lock.ts';
@@ -108,6 +109,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
   }
   const { core, replayed, tornBytes } = recovered;
   let journal: JournalWriter = recovered.journal;
+  const notifier = new ChangeNotifier();
   let fsyncs = 0;
   let checkpointCount = 0;
   let lastCheckpointError: string | null = null;
@@ -130,6 +132,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     () => {
       if (!closed && running === null && journal.size >= checkpointEveryBytes) startCheckpoint();
     },
+    notifier,
   );
 
   async function writeCheckpoint(state: CheckpointState): Promise<void> {
@@ -197,6 +200,13 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     listDocumentHeads: (accountId, limit, after) => guard(() => core.listDocumentHeads(accountId, limit, after)),
     getRecord: (collection, key) => guard(() => core.getRecord(collection, key)),
     listRecords: (collection, prefix) => guard(() => core.listRecords(collection, prefix)),
+    listPage: (collection, partition, limit, after) => guard(() => core.listPage(collection, partition, limit, after)),
+    readStream: (stream, afterSeq, limit) => guard(() => core.readStream(stream, afterSeq, limit)),
+    streamHead: (stream) => guard(() => core.streamHead(stream)),
+    subscribe(topic, listener) {
+      if (closed) throw new Error(`lowdb storage ${dir} is closed`);
+      return notifier.subscribe(topic, listener);
+    },
     commit: (ops: BatchOp[]) => (closed ? guard(() => undefined) : committer.submit(ops)),
     async checkpoint() {
       if (closed) throw new Error(`lowdb storage ${dir} is closed`);
@@ -217,6 +227,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     }),
     close() {
       closed = true;
+      notifier.clear();
       closing ??= shutDown();
       return closing;
     },

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { isStorageConflict } from '../../src/ports.ts';
 import type { BatchOp, DocumentHead, Storage } from '../../src/ports.ts';
 import { storageConformance } from '../conformance.ts';
-import { MemoryCore } from '../memory/memory-core.ts';
+import { MemoryCore } from '../core/memory-core.ts';
 import { memoryStorage } from '../memory/index.ts';
 import { crc32, crc32Portable } from './crc32.ts';
 import { GroupCommitter } from './group-commit.ts';

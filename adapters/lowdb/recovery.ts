@@ -5,9 +5,9 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Low } from 'lowdb';
-import { validateBatch } from '../memory/batch-validator.ts';
-import { EMPTY_VIEW } from '../memory/core-view.ts';
-import { MemoryCore } from '../memory/memory-core.ts';
+import { validateBatch } from '../core/batch-validator.ts';
+import { EMPTY_VIEW } from '../core/core-view.ts';
+import { MemoryCore } from '../core/memory-core.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import { CHECKPOINT_FILE } from './checkpoint-file.ts';
 import { JournalCorruptError, JournalWriter, journalName, listJournalGenerations, readJournal } from './journal-file.ts';

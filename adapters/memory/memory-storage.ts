@@ -3,12 +3,23 @@
  * @module
  */
 import type { BatchOp, Storage } from '../../src/ports.ts';
-import { validateBatch } from './batch-validator.ts';
-import { MemoryCore } from './memory-core.ts';
-import { prepareBatch } from './prepared-op.ts';
+import { validateBatch } from '../core/batch-validator.ts';
+import { ChangeNotifier } from '../core/change-notifier.ts';
+import { MemoryCore } from '../core/memory-core.ts';
+import { prepareBatch } from '../core/prepared-op.ts';
 
 function closedError(): Error {
   return new Error('memory storage is closed');
+}
+
+/** Runs a synchronous read as a settled promise: its value, or its throw as a rejection. */
+function settle<T>(closed: boolean, read: () => T): Promise<T> {
+  if (closed) return Promise.reject(closedError());
+  try {
+    return Promise.resolve(read());
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /**
@@ -19,6 +30,10 @@ function closedError(): Error {
  *   against the state plus the batch's own earlier ops, and only then applies all of them, in one
  *   synchronous step: a failing batch changes nothing and no other commit can interleave.
  * - An append is O(1) amortised; reads return fresh copies.
+ * - Listings (`listPage`) are kept sorted per collection and partition on every write; a page costs
+ *   O(log n + limit). Streams are arrays; `readStream` slices.
+ * - `subscribe` listeners run synchronously right after the batch is applied, before `commit`'s
+ *   promise settles, once per touched topic; a rejected batch notifies nobody.
  * - After `close()` every call rejects; `close()` itself is idempotent.
  * @example
  * ```ts
@@ -28,6 +43,7 @@ function closedError(): Error {
  */
 export function memoryStorage(): Storage {
   const core = new MemoryCore();
+  const notifier = new ChangeNotifier();
   let closed = false;
   // Each method settles synchronously; written out (no per-call closure) because the engine calls
   // getDocumentHead, getRecord and commit on every mutation.
@@ -64,19 +80,29 @@ export function memoryStorage(): Storage {
         return Promise.reject(error);
       }
     },
+    listPage: (collection, partition, limit, after) => settle(closed, () => core.listPage(collection, partition, limit, after)),
+    readStream: (stream, afterSeq, limit) => settle(closed, () => core.readStream(stream, afterSeq, limit)),
+    streamHead: (stream) => settle(closed, () => core.streamHead(stream)),
     commit(ops: BatchOp[]) {
       if (closed) return Promise.reject(closedError());
+      let prepared;
       try {
-        const prepared = prepareBatch(ops, true);
+        prepared = prepareBatch(ops, true);
         validateBatch(core, prepared);
         core.apply(prepared);
-        return Promise.resolve();
       } catch (error) {
         return Promise.reject(error);
       }
+      notifier.notify(prepared);
+      return Promise.resolve();
+    },
+    subscribe(topic, listener) {
+      if (closed) throw closedError();
+      return notifier.subscribe(topic, listener);
     },
     close: () => {
       closed = true;
+      notifier.clear();
       return Promise.resolve();
     },
   };

@@ -3,7 +3,7 @@
  * record values serialised to JSON text once.
  * @module
  */
-import { isFrozenRecordValue, type BatchOp, type DocumentHead } from '../../src/ports.ts';
+import { isFrozenRecordValue, type BatchOp, type DocumentHead, type RecordIndexEntry } from '../../src/ports.ts';
 
 /**
  * A {@link BatchOp} after {@link prepareBatch}: owned by the storage, safe to keep and to journal.
@@ -16,8 +16,17 @@ export type PreparedOp =
   | { kind: 'document.create'; head: DocumentHead; snapshot: Uint8Array }
   | { kind: 'document.append'; head: DocumentHead; update: Uint8Array }
   | { kind: 'document.compact'; documentRef: string; snapshotVersion: number; snapshot: Uint8Array }
-  | { kind: 'record.put'; collection: string; key: string; json: string | null; value?: unknown; expectedRevision?: number | null }
-  | { kind: 'record.delete'; collection: string; key: string; expectedRevision?: number };
+  | {
+      kind: 'record.put';
+      collection: string;
+      key: string;
+      json: string | null;
+      value?: unknown;
+      expectedRevision?: number | null;
+      index: RecordIndexEntry | null;
+    }
+  | { kind: 'record.delete'; collection: string; key: string; expectedRevision?: number }
+  | { kind: 'stream.append'; stream: string; seq: number; json: string };
 
 /**
  * Copies the fields of a {@link DocumentHead} (and nothing else) into a fresh object.
@@ -44,10 +53,18 @@ function copyBytes(bytes: Uint8Array, what: string): Uint8Array {
   return bytes.slice();
 }
 
-function toJson(value: unknown, collection: string, key: string): string {
+function toJson(value: unknown, what: string): string {
   const json = JSON.stringify(value);
-  if (json === undefined) throw new TypeError(`record ${collection}/${key}: value must be a JSON value`);
+  if (json === undefined) throw new TypeError(`${what}: value must be a JSON value`);
   return json;
+}
+
+function copyIndex(index: RecordIndexEntry | undefined, collection: string, key: string): RecordIndexEntry | null {
+  if (index === undefined) return null;
+  if (typeof index !== 'object' || index === null || typeof index.partition !== 'string' || typeof index.sortKey !== 'string') {
+    throw new TypeError(`record ${collection}/${key}: index must be { partition: string, sortKey: string }`);
+  }
+  return { partition: index.partition, sortKey: index.sortKey };
 }
 
 /** The JSON text of a prepared `record.put` (serialising a value kept frozen). */
@@ -83,10 +100,11 @@ export function prepareBatch(ops: readonly BatchOp[], keepFrozen = false): Prepa
         };
         break;
       case 'record.put': {
+        const index = copyIndex(op.index, op.collection, op.key);
         const put: PreparedOp =
           keepFrozen && isFrozenRecordValue(op.value)
-            ? { kind: op.kind, collection: op.collection, key: op.key, json: null, value: op.value }
-            : { kind: op.kind, collection: op.collection, key: op.key, json: toJson(op.value, op.collection, op.key) };
+            ? { kind: op.kind, collection: op.collection, key: op.key, json: null, value: op.value, index }
+            : { kind: op.kind, collection: op.collection, key: op.key, json: toJson(op.value, `record ${op.collection}/${op.key}`), index };
         if (op.expectedRevision !== undefined) put.expectedRevision = op.expectedRevision;
         out[i] = put;
         break;
@@ -97,6 +115,10 @@ export function prepareBatch(ops: readonly BatchOp[], keepFrozen = false): Prepa
         out[i] = del;
         break;
       }
+      case 'stream.append':
+        if (typeof op.stream !== 'string') throw new TypeError(`stream.append at index ${i}: stream must be a string`);
+        out[i] = { kind: op.kind, stream: op.stream, seq: op.seq, json: toJson(op.value, `stream ${op.stream} entry ${op.seq}`) };
+        break;
       default:
         throw new TypeError(`unknown batch op kind ${JSON.stringify((op as { kind?: unknown }).kind)} at index ${i}`);
     }

@@ -25,13 +25,25 @@ export interface CollectionView {
 }
 
 /**
+ * One stream as of the view: its entries' JSON texts, seq 1 first.
+ * @remarks `entries` may be the live array (only ever pushed to): only the first `count` belong to
+ * the view.
+ */
+export interface StreamView {
+  readonly stream: string;
+  readonly entries: readonly string[];
+  readonly count: number;
+}
+
+/**
  * The whole state as of one moment; taking it costs O(documents + records) pointer copies, no bytes.
  * @remarks Treat everything reachable from a view as read-only.
  */
 export interface CoreView {
   readonly documents: readonly DocumentView[];
   readonly collections: readonly CollectionView[];
+  readonly streams: readonly StreamView[];
 }
 
 /** The view of an empty core. */
-export const EMPTY_VIEW: CoreView = Object.freeze({ documents: [], collections: [] });
+export const EMPTY_VIEW: CoreView = Object.freeze({ documents: [], collections: [], streams: [] });

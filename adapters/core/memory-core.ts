@@ -1,13 +1,15 @@
 /**
  * The in-memory state shared by the memory and lowdb adapters: documents with their logs, a
- * per-account head index, and record collections.
+ * per-account head index, record collections with their listings, and streams.
  * @module
  */
-import type { DocumentHead, HeadCursor, StoredDocument, StoredRecord, StoredUpdate } from '../../src/ports.ts';
+import type { DocumentHead, HeadCursor, RecordPage, StoredDocument, StoredRecord, StoredUpdate, StreamEntry } from '../../src/ports.ts';
 import type { FactSource } from './batch-validator.ts';
-import type { CollectionView, CoreView, DocumentView } from './core-view.ts';
+import type { CollectionView, CoreView, DocumentView, StreamView } from './core-view.ts';
 import { HeadIndex } from './head-index.ts';
+import { decodePagePosition, encodePagePosition } from './page-position.ts';
 import type { PreparedOp } from './prepared-op.ts';
+import { checkAfterSeq, checkLimit } from './read-arguments.ts';
 import { RecordTable } from './record-table.ts';
 
 interface DocEntry {
@@ -48,6 +50,8 @@ export class MemoryCore implements FactSource {
   private readonly docs = new Map<string, DocEntry>();
   private readonly heads = new HeadIndex<DocEntry>();
   private readonly tables = new Map<string, RecordTable>();
+  /** Each stream's entries as JSON text; entry seq n is at n - 1. Only pushed to. */
+  private readonly streams = new Map<string, string[]>();
 
   /** {@link FactSource}: the current head (which carries version and snapshotVersion), or null. */
   doc(documentRef: string): DocumentHead | null {
@@ -57,6 +61,11 @@ export class MemoryCore implements FactSource {
   /** {@link FactSource}: the record's revision, 0 when absent. */
   recordRevision(collection: string, key: string): number {
     return this.tables.get(collection)?.get(key)?.revision ?? 0;
+  }
+
+  /** {@link FactSource}: the seq of the stream's last entry, 0 when it has none. */
+  streamHead(stream: string): number {
+    return this.streams.get(stream)?.length ?? 0;
   }
 
   /** A copy of the head, or null. */
@@ -97,6 +106,34 @@ export class MemoryCore implements FactSource {
     return table.list(prefix).map(([key, entry]) => ({ key, value: JSON.parse(entry.json) as T, revision: entry.revision }));
   }
 
+  /** One page of a collection's listing `partition` (see `Storage.listPage`), values freshly parsed. */
+  listPage<T>(collection: string, partition: string, limit: number, after?: string | null): RecordPage<T> {
+    checkLimit('listPage', limit);
+    const position = after === undefined || after === null ? null : decodePagePosition(after);
+    const table = this.tables.get(collection);
+    if (table === undefined) return { records: [], next: null };
+    // One extra entry tells whether a next page exists.
+    const entries = table.page(partition, limit + 1, position);
+    const more = entries.length > limit;
+    if (more) entries.pop();
+    const records = entries.map(([key, entry]) => ({ key, value: JSON.parse(entry.json) as T, revision: entry.revision }));
+    const last = entries[entries.length - 1];
+    const next = more ? encodePagePosition({ sortKey: (last[1].index as { sortKey: string }).sortKey, key: last[0] }) : null;
+    return { records, next };
+  }
+
+  /** Entries of `stream` after `afterSeq`, ascending, at most `limit`, values freshly parsed. */
+  readStream<T>(stream: string, afterSeq: number, limit: number): StreamEntry<T>[] {
+    checkAfterSeq(afterSeq);
+    checkLimit('readStream', limit);
+    const entries = this.streams.get(stream);
+    if (entries === undefined) return [];
+    const end = Math.min(entries.length, afterSeq + limit);
+    const out: StreamEntry<T>[] = [];
+    for (let i = afterSeq; i < end; i++) out.push({ seq: i + 1, value: JSON.parse(entries[i]) as T });
+    return out;
+  }
+
   /** Applies validated, storage-owned ops in order. Takes ownership of their heads and bytes. */
   apply(ops: readonly PreparedOp[]): void {
     for (const op of ops) {
@@ -135,12 +172,18 @@ export class MemoryCore implements FactSource {
             table = new RecordTable();
             this.tables.set(op.collection, table);
           }
-          table.put(op.key, op.json, op.value);
+          table.put(op.key, op.json, op.value, op.index);
           break;
         }
         case 'record.delete':
           this.tables.get(op.collection)?.delete(op.key);
           break;
+        case 'stream.append': {
+          const entries = this.streams.get(op.stream);
+          if (entries === undefined) this.streams.set(op.stream, [op.json]);
+          else entries.push(op.json);
+          break;
+        }
       }
     }
   }
@@ -155,7 +198,9 @@ export class MemoryCore implements FactSource {
     for (const [collection, table] of this.tables) {
       if (table.size > 0) collections.push({ collection, entries: table.snapshot() });
     }
-    return { documents, collections };
+    const streams: StreamView[] = [];
+    for (const [stream, entries] of this.streams) streams.push({ stream, entries, count: entries.length });
+    return { documents, collections, streams };
   }
 
   /**
@@ -174,6 +219,9 @@ export class MemoryCore implements FactSource {
       const table = new RecordTable();
       for (const [key, entry] of entries) table.load(key, entry);
       core.tables.set(collection, table);
+    }
+    for (const { stream, entries, count } of view.streams) {
+      core.streams.set(stream, entries.length === count ? (entries as string[]) : entries.slice(0, count));
     }
     return core;
   }

@@ -22,6 +22,8 @@ export interface DocFacts {
 export interface FactSource {
   doc(documentRef: string): DocFacts | null | undefined;
   recordRevision(collection: string, key: string): number | undefined;
+  /** The seq of the stream's last entry (0 when it has none). */
+  streamHead(stream: string): number | undefined;
 }
 
 /** The unambiguous id of a record across collections (a length prefix keeps `a`+`bc` apart from `ab`+`c`). */
@@ -31,11 +33,13 @@ export function recordId(collection: string, key: string): string {
 
 /**
  * What a validated batch will leave behind, per touched document and record.
- * @remarks Documents map to null when absent, records to revision 0 when absent.
+ * @remarks Documents map to null when absent, records to revision 0 when absent, streams to the
+ * seq of their last entry.
  */
 export class BatchEffects {
   readonly docs = new Map<string, DocFacts | null>();
   readonly records = new Map<string, number>();
+  readonly streams = new Map<string, number>();
 }
 
 function conflict(index: number, op: PreparedOp, reason: string): StorageConflictError {
@@ -50,7 +54,8 @@ function conflict(index: number, op: PreparedOp, reason: string): StorageConflic
  * @remarks Semantics (the conformance suite pins them): create needs an absent document; append needs
  * `head.version === version + 1`; compact needs `snapshotVersion <= snapshotVersion' <= version`; put
  * with `expectedRevision` null needs an absent record, with a number needs exactly that revision;
- * delete with a number needs exactly that revision, without one always succeeds.
+ * delete with a number needs exactly that revision, without one always succeeds; a stream append
+ * needs `seq === head + 1`.
  */
 export function validateBatch(committed: FactSource, ops: readonly PreparedOp[], pending?: FactSource): BatchEffects {
   const fx = new BatchEffects();
@@ -67,6 +72,13 @@ export function validateBatch(committed: FactSource, ops: readonly PreparedOp[],
     const queued = pending?.recordRevision(collection, key);
     if (queued !== undefined) return queued;
     return committed.recordRevision(collection, key) ?? 0;
+  };
+  const streamHeadOf = (stream: string): number => {
+    const own = fx.streams.get(stream);
+    if (own !== undefined) return own;
+    const queued = pending?.streamHead(stream);
+    if (queued !== undefined) return queued;
+    return committed.streamHead(stream) ?? 0;
   };
 
   for (let i = 0; i < ops.length; i++) {
@@ -123,6 +135,12 @@ export function validateBatch(committed: FactSource, ops: readonly PreparedOp[],
           throw conflict(i, op, `record ${op.collection}/${op.key} is at revision ${revision || 'absent'}, expected ${expected}`);
         }
         fx.records.set(id, 0);
+        break;
+      }
+      case 'stream.append': {
+        const head = streamHeadOf(op.stream);
+        if (op.seq !== head + 1) throw conflict(i, op, `stream ${op.stream} is at seq ${head}; an append must carry ${head + 1}, got ${op.seq}`);
+        fx.streams.set(op.stream, op.seq);
         break;
       }
     }

@@ -1,0 +1,56 @@
+/**
+ * The chunked sorted index behind listPage agrees with a sorted array under random inserts,
+ * removes and pages, across many chunk splits.
+ */
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { comparePositions, SortedIndex, type IndexPosition } from './sorted-index.ts';
+
+const position = fc.record({ sortKey: fc.constantFrom('', 'a', 'b', 'b0', 'c'), key: fc.string({ maxLength: 3 }) });
+
+test('insert, remove and pageBefore match a sorted array model', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.boolean(), position), { maxLength: 400 }), fc.array(position, { maxLength: 5 }), (ops, bounds) => {
+      const index = new SortedIndex();
+      let model: IndexPosition[] = [];
+      for (const [insert, p] of ops) {
+        const present = model.some((m) => comparePositions(m, p) === 0);
+        if (insert && !present) {
+          index.insert(p);
+          model.push(p);
+        } else {
+          assert.is(index.remove(p), present);
+          model = model.filter((m) => comparePositions(m, p) !== 0);
+        }
+      }
+      model.sort(comparePositions);
+      assert.equal(index.toArray(), model);
+      assert.is(index.size, model.length);
+      const desc = [...model].reverse();
+      assert.equal(index.pageBefore(null, 1000), desc);
+      for (const b of bounds) assert.equal(index.pageBefore(b, 7), desc.filter((m) => comparePositions(m, b) < 0).slice(0, 7));
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('20,000 positions in random order split into chunks and page back in order', () => {
+  const index = new SortedIndex();
+  const keys = Array.from({ length: 20_000 }, (_, i) => `k${String((i * 7_919) % 20_000).padStart(5, '0')}`);
+  for (const key of keys) index.insert({ sortKey: key.slice(0, 3), key });
+  const all: string[] = [];
+  let before: IndexPosition | null = null;
+  for (;;) {
+    const page = index.pageBefore(before, 999);
+    if (page.length === 0) break;
+    all.push(...page.map((p) => p.key));
+    before = page[page.length - 1];
+  }
+  assert.equal(all, [...keys].sort().reverse());
+  for (const key of keys.slice(0, 10_000)) assert.ok(index.remove({ sortKey: key.slice(0, 3), key }));
+  assert.is(index.size, 10_000);
+  assert.equal(index.toArray().map((p) => p.key), keys.slice(10_000).sort());
+});
+
+test.run();
