@@ -3,9 +3,11 @@
  * fetch (global fetch, the in-process fetch, a worker host's fetch).
  * @module
  */
-import { callOperation, createKy, type ApiResult, type CallOptions, type CallSettings, type RawInput } from './call.ts';
+import { callOperation, createKy, type CallOptions, type CallSettings, type RawInput } from './call.ts';
 import { followJobEvents, type FollowOptions, type JobEvent } from './events.ts';
-import { publicOperations, SUCCESS_SCHEMAS, type CallInput, type OperationId, type SuccessBody } from './operations.ts';
+import { publicOperations, SUCCESS_SCHEMAS, type OperationId, type OperationMethod } from './operations.ts';
+
+export type { OperationMethod } from './operations.ts';
 import { readPlanMutate, type ReplanOptions, type ReplanOutcome, type MutationPlanner } from './replan.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
 
@@ -25,11 +27,6 @@ export interface ClientOptions {
   /** Per-request timeout until the answer's head arrives; default none. */
   timeoutMs?: number | false;
 }
-
-/** The method of one operation. */
-export type OperationMethod<K extends OperationId> = {} extends CallInput<K>
-  ? (input?: CallInput<K>, options?: CallOptions) => Promise<ApiResult<SuccessBody<K>>>
-  : (input: CallInput<K>, options?: CallOptions) => Promise<ApiResult<SuccessBody<K>>>;
 
 /** The typed client. */
 export type Client = { readonly [K in OperationId]: OperationMethod<K> } & {

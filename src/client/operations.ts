@@ -9,6 +9,7 @@
  * @module
  */
 import type * as v from 'valibot';
+import type { ApiResult, CallOptions } from './call.ts';
 import type { readPrincipal } from '../api/operations/auth.ts';
 import type { createDocument, listDocuments, mutateDocument, readDocument } from '../api/operations/documents.ts';
 import type { readPublicArtifact, readReview, search, submitProposal } from '../api/operations/knowledge.ts';
@@ -109,3 +110,8 @@ export type CallInput<K extends OperationId> = Simplify<
 
 /** The parsed JSON success body of an operation. */
 export type SuccessBody<K extends OperationId> = v.InferOutput<OperationTypes[K]['ok']>;
+
+/** The method of one operation on the client. */
+export type OperationMethod<K extends OperationId> = {} extends CallInput<K>
+  ? (input?: CallInput<K>, options?: CallOptions) => Promise<ApiResult<SuccessBody<K>>>
+  : (input: CallInput<K>, options?: CallOptions) => Promise<ApiResult<SuccessBody<K>>>;

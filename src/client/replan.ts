@@ -4,9 +4,14 @@
  * @module
  */
 import type { ApiResult } from './call.ts';
-import type { Client } from './client.ts';
 import { isApiClientError } from './errors.ts';
-import type { CallInput, SuccessBody } from './operations.ts';
+import type { CallInput, OperationMethod, SuccessBody } from './operations.ts';
+
+/** The two client methods the loop uses. */
+export interface ReplanClient {
+  getDocument: OperationMethod<'getDocument'>;
+  mutateDocument: OperationMethod<'mutateDocument'>;
+}
 
 /** The body of a mutation request (`{ v: 1, intent, mutation }`). */
 export type MutationRequestBody = CallInput<'mutateDocument'>['body'];
@@ -43,7 +48,7 @@ export type ReplanOutcome =
  * Run the loop.
  * @throws ApiClientError of the last 412 when every attempt met a newer revision, or any other error at once.
  */
-export async function readPlanMutate(client: Client, documentRef: string, plan: MutationPlanner, options: ReplanOptions = {}): Promise<ReplanOutcome> {
+export async function readPlanMutate(client: ReplanClient, documentRef: string, plan: MutationPlanner, options: ReplanOptions = {}): Promise<ReplanOutcome> {
   const maxAttempts = Math.max(1, options.maxAttempts ?? 3);
   const call = options.signal ? { signal: options.signal } : {};
   for (let attempt = 1; ; attempt++) {
