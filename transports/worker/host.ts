@@ -8,7 +8,7 @@
  * is synced, so a crash loses no acknowledged write.
  * @module
  */
-import { Worker } from 'node:worker_threads';
+import type { MessagePort, Worker } from 'node:worker_threads';
 import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
 import { createFetch } from '../inproc/fetch-adapter.ts';
 import { internalError, unavailable } from './host-errors.ts';
@@ -30,6 +30,11 @@ export interface WorkerHostOptions {
   readyTimeoutMs?: number;
   /** How long {@link WorkerHost.close} waits for the engine to flush before terminating; default 10 s. */
   closeTimeoutMs?: number;
+  /**
+   * Called before each (re)start: ports to transfer to the new worker, by name; its factory gets them
+   * as `context.ports`. E.g. `() => ({ storage: storageServer.connect() })` to share one storage.
+   */
+  ports?: () => Record<string, MessagePort>;
   /** Allow {@link WorkerHost.crashForTest}; default false. */
   testHooks?: boolean;
   /** Told about each crash and restart (for logs). */
@@ -150,7 +155,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
   }
 
   function connect(generation: number): Connection {
-    const boot: WorkerBoot = { module: moduleUrl, options: options.options ?? null, testHooks: options.testHooks ?? false, generation };
+    const boot: WorkerBoot = { module: moduleUrl, options: options.options ?? null, testHooks: options.testHooks ?? false, generation, ports: options.ports?.() ?? {} };
     const worker = spawnEngineWorker(boot);
     let settle!: { resolve(): void; reject(e: Error): void };
     const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));

@@ -6,3 +6,4 @@
  */
 export { startWorkerHost, type WorkerHost, type WorkerHostEvent, type WorkerHostOptions } from './host.ts';
 export type { WorkerEngine, WorkerEngineModule, WorkerStartContext } from './protocol.ts';
+export { remoteStorage, serveStorage, type StorageServer } from './storage-proxy.ts';

@@ -3,6 +3,7 @@
  * thread. Every message is a plain, structured-cloneable value.
  * @module
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { Handler } from '../../src/api/types.ts';
 
 /** A request as it crosses the boundary: a {@link PlainRequest} without its signal (aborts travel as messages). */
@@ -49,6 +50,8 @@ export interface WorkerBoot {
   testHooks: boolean;
   /** 0 for the first start, then 1, 2 … for each restart after a crash. */
   generation: number;
+  /** Ports the host made for this start (transferred), e.g. a connection to a shared storage. */
+  ports: Record<string, MessagePort>;
 }
 
 /** What the factory learns about the start. */
@@ -60,6 +63,8 @@ export interface WorkerStartContext {
    * this process) are known to be abandoned, so the factory may reclaim them.
    */
   recovering: boolean;
+  /** The ports of `WorkerHostOptions.ports` for this start, by name (e.g. `storage`: see storage-proxy.ts). */
+  ports: Record<string, MessagePort>;
 }
 
 /** The engine a worker serves, and how to stop it. */

@@ -26,6 +26,7 @@ function tsBootstrap(): string {
 
 /** Start a worker thread that serves the engine named by `boot`. */
 export function spawnEngineWorker(boot: WorkerBoot): Worker {
-  if (extension.endsWith('ts')) return new Worker(tsBootstrap(), { eval: true, workerData: boot });
-  return new Worker(new URL(entry), { workerData: boot });
+  const transferList = Object.values(boot.ports);
+  if (extension.endsWith('ts')) return new Worker(tsBootstrap(), { eval: true, workerData: boot, transferList });
+  return new Worker(new URL(entry), { workerData: boot, transferList });
 }

@@ -66,7 +66,7 @@ async function start(): Promise<void> {
   try {
     const mod = (await import(boot.module)) as Partial<WorkerEngineModule>;
     if (typeof mod.createWorkerHandler !== 'function') throw new Error(`${boot.module} does not export createWorkerHandler(options, context)`);
-    engine = await mod.createWorkerHandler(boot.options, { generation: boot.generation, recovering: boot.generation > 0 });
+    engine = await mod.createWorkerHandler(boot.options, { generation: boot.generation, recovering: boot.generation > 0, ports: boot.ports });
   } catch (e) {
     send({ t: 'fatal', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
     process.exit(1);

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startWorkerHost, type WorkerHost, type WorkerHostEvent } from './index.ts';
+import { lowdbStorage } from '../../adapters/lowdb/index.ts';
+import { serveStorage, startWorkerHost, type WorkerHost, type WorkerHostEvent } from './index.ts';
 
 const streamModule = new URL('../../fixtures/worker-stream-module.ts', import.meta.url);
 const engineModule = new URL('../../fixtures/worker-engine.ts', import.meta.url);
@@ -177,6 +178,44 @@ test('a crash under load: in-flight requests get 503 with Retry-After, no acknow
     }
   } finally {
     await host.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('two engine workers share one lowdb folder through the storage proxy', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-worker-shared-'));
+  const operatorKey = randomBytes(32).toString('base64url');
+  const storage = await lowdbStorage({ dir });
+  const server = serveStorage(storage);
+  const start = () => startWorkerHost({ module: engineModule, options: { storage: 'remote', operatorKey }, ports: () => ({ storage: server.connect() }) });
+  const [a, b] = await Promise.all([start(), start()]);
+  try {
+    const cred = await a.fetch(`${base}/operator/v1/credentials`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'shared', scopes: ['document:create', 'document:read'] }),
+    });
+    const token = ((await cred.json()) as { data: { token: string } }).data.token;
+    const created = await a.fetch(`${base}/api/v1/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'idempotency-key': 'shared-folder-key-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ v: 1, title: 'Written by A' }),
+    });
+    const ref = ((await created.json()) as { data: { documentRef: string } }).data.documentRef;
+    const read = await b.fetch(`${base}/api/v1/documents/${ref}`, { headers: { authorization: `Bearer ${token}` } });
+    assert.is(read.status, 200, 'the credential and the document written through A are visible through B');
+    assert.is(((await read.json()) as { data: { title: string } }).data.title, 'Written by A');
+    let refused = '';
+    try {
+      await lowdbStorage({ dir });
+    } catch (e) {
+      refused = (e as Error).message;
+    }
+    assert.match(refused, /is locked by this process/, 'a second direct open is still refused: sharing goes through the proxy');
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+    server.close();
+    await storage.close();
     await rm(dir, { recursive: true, force: true });
   }
 });
