@@ -59,7 +59,10 @@ export interface WorkerHost {
   ready(): Promise<void>;
   /** Test hook: the worker calls `process.exit(exitCode)` at once. Needs `testHooks: true`. */
   crashForTest(exitCode?: number): void;
-  /** Flush and close the engine, then end the thread. Later requests get 503. */
+  /**
+   * Graceful stop: new requests get 503 at once, streams end, requests under way may finish (up to
+   * `closeTimeoutMs`), then the engine flushes and closes and the thread ends.
+   */
   close(): Promise<void>;
 }
 
@@ -176,7 +179,11 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
       const wasUp = c.up;
       c.up = false;
       if (!wasUp) settle.reject(new Error(`the engine worker did not start: ${fatal ?? `exit code ${exitCode}`}`));
-      if (closing || c !== conn) return;
+      if (c !== conn) return;
+      if (closing) {
+        failInFlight('The engine worker stopped while shutting down.');
+        return;
+      }
       crashes++;
       const failed = failInFlight('The engine worker stopped unexpectedly while handling this request; it is restarting. Retry after Retry-After with the same idempotency key.');
       onEvent({ kind: 'crash', generation, exitCode, failedRequests: failed });
@@ -273,6 +280,16 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
       if (closing) return;
       closing = true;
       const c = conn;
+      const deadline = Date.now() + (options.closeTimeoutMs ?? 10_000);
+      // Streams end now; requests under way may finish, so their writes are answered rather than cut.
+      for (const [id, p] of pending) {
+        if (!p.stream) continue;
+        pending.delete(id);
+        p.detach();
+        if (c.up) post({ t: 'abort', id });
+        p.stream.finish(null);
+      }
+      while (pending.size > 0 && c.up && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
       failInFlight('The engine worker is shutting down.');
       if (!c.up) {
         await c.worker.terminate();
@@ -284,7 +301,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
       });
       post({ t: 'close' });
       let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, options.closeTimeoutMs ?? 10_000)))]);
+      await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))]);
       clearTimeout(timer);
       await c.worker.terminate();
     },

@@ -80,6 +80,18 @@ test('request bodies and headers cross intact; a handler that throws answers 500
   }
 });
 
+test('a graceful close lets requests under way finish; later requests get 503', async () => {
+  const host = await startWorkerHost({ module: streamModule });
+  const underway = host.fetch(`${base}/slow`);
+  await until(async () => (host.stats().inFlight === 1 ? true : undefined), 'the slow request to reach the worker');
+  const closed = host.close();
+  const early = await host.fetch(`${base}/stats`);
+  assert.is(early.status, 503, 'no new request once closing');
+  assert.ok(early.headers.get('retry-after'));
+  assert.is((await underway).status, 200, 'the request under way was answered, not cut');
+  await closed;
+});
+
 test('a module without createWorkerHandler fails the start with a message naming it', async () => {
   const bad = new URL('./protocol.ts', import.meta.url);
   let message = '';
