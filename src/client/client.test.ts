@@ -87,6 +87,32 @@ test('the client has one method per public operation and its success schemas are
   }
 });
 
+test('inputs and results are typed from the registry schemas (checked by npm run typecheck)', () => {
+  const client = createClient({ baseUrl });
+  // Never called: these lines exist for the type checker. Each @ts-expect-error fails the typecheck
+  // if the client's types stopped rejecting the input, i.e. if they decayed to `any`.
+  const typeChecks = async () => {
+    // @ts-expect-error: title must be a string
+    await client.createDocument({ body: { v: 1, title: 3 } });
+    // @ts-expect-error: the body needs v: 1
+    await client.createDocument({ body: { v: 2, title: 'x' } });
+    // @ts-expect-error: documentRef is a required path parameter
+    await client.getDocument({ query: { format: 'blocks' } });
+    // @ts-expect-error: a mutation kind outside the four
+    await client.mutateDocument({ path: { documentRef: 'sdoc_x' }, body: { v: 1, intent: 'x', mutation: { kind: 'rename' } } });
+    // @ts-expect-error: getDocument has no such header
+    await client.getDocument({ path: { documentRef: 'sdoc_x' }, headers: { ifRevision: 'r' } });
+    const created = await client.createDocument({ body: { v: 1, title: 'typed' } });
+    const title: string = created.body!.data.title;
+    // @ts-expect-error: the result's data has no such field
+    void created.body!.data.noSuchField;
+    const page = await client.listDocuments();
+    const refs: string[] = page.body!.data.items.map((item) => item.documentRef);
+    return [title, refs];
+  };
+  assert.type(typeChecks, 'function');
+});
+
 test('typed calls over the in-process fetch: create, read in two formats, mutate, replay with the same key', async () => {
   const s = await service();
   try {
