@@ -163,7 +163,13 @@ test('error answers throw ApiClientError with the contract fields, and 4xx are n
     const anonymous = await rejection(createClient({ baseUrl, fetch: f.fetch, retry: fast }).getAuth());
     assert.is(anonymous.code, 'AUTH_REQUIRED');
     assert.is(anonymous.requiredAction, 'authenticate');
-    assert.is(f.seen.length, 3, 'one request per call');
+    const key = 'conformance-key-client-01';
+    await client.createDocument({ body: { v: 1, title: 'First' }, idempotencyKey: key });
+    const conflict = await rejection(client.createDocument({ body: { v: 1, title: 'Second' }, idempotencyKey: key }));
+    assert.is(conflict.status, 409);
+    assert.is(conflict.code, 'IDEMPOTENCY_CONFLICT');
+    assert.is(conflict.attempts, 1);
+    assert.is(f.seen.length, 5, 'one request per call: no 4xx is retried');
   } finally {
     await s.close();
   }
