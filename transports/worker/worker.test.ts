@@ -11,6 +11,9 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
+import { createWorkerHandler as streamEngine } from '../../fixtures/worker-stream-module.ts';
+import { createClient } from '../../src/client/index.ts';
+import { listen } from '../http/index.ts';
 import { serveStorage, startWorkerHost, type WorkerHost, type WorkerHostEvent } from './index.ts';
 
 const streamModule = new URL('../../fixtures/worker-stream-module.ts', import.meta.url);
@@ -58,6 +61,22 @@ test('aborting the request signal stops the stream in the worker', async () => {
     abort.abort();
     await until(async () => ((await stats(host)).aborted === 1 ? true : undefined), 'the abort to reach the worker');
   } finally {
+    await host.close();
+  }
+});
+
+test('an event stream crosses the worker and node:http alike: the client resumes with Last-Event-ID and stops at the terminal event', async () => {
+  const jobId = `kjob_${'f'.repeat(48)}`;
+  const host = await startWorkerHost({ module: streamModule });
+  const server = await listen(streamEngine().handler, { port: 0 });
+  try {
+    for (const [baseUrl, fetch] of [[base, host.fetch], [server.url, globalThis.fetch]] as const) {
+      const seen: string[] = [];
+      for await (const e of createClient({ baseUrl, token: 't', fetch }).jobEvents(jobId, { maxReconnectDelayMs: 20 })) seen.push(`${e.eventId}:${e.kind}`);
+      assert.equal(seen, ['1:job.progress', '2:job.progress', '3:job.progress', '4:job.succeeded'], baseUrl);
+    }
+  } finally {
+    await server.close();
     await host.close();
   }
 });
