@@ -1,9 +1,9 @@
 /**
  * Mutation throughput of the engine in-process, beside raw Yjs doing the same operations in the
- * same run. Prints mutations/s and the ratio to raw Yjs, plus lowdb durability figures against bare
- * fdatasync appends, and the heap held by a 10,000-block document.
+ * same run. Prints mutations/s and the ratio to raw Yjs and the heap held by a 10,000-block document
+ * (lowdb durability figures are in bench/lowdb.ts).
  */
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as Y from 'yjs';
@@ -36,7 +36,7 @@ const OPS: Op[] = ['edit', 'create', 'move', 'delete'];
  * `needsRefill()` says so, `refill()` runs outside the timed sections (deletes need blocks to delete,
  * creates need room under the 10,000-block bound).
  */
-async function rate(fn: () => unknown, needsRefill?: () => boolean, refill?: () => Promise<void> | void): Promise<number> {
+export async function rate(fn: () => unknown, needsRefill?: () => boolean, refill?: () => Promise<void> | void): Promise<number> {
   const ensure = async () => {
     if (needsRefill?.() && refill) await refill();
   };
@@ -103,7 +103,8 @@ function rawYjs(size: number) {
   };
 }
 
-async function buildDocument(engine: Engine, size: number): Promise<{ ref: string; revision: string; ids: string[] }> {
+/** Creates a document of `size` paragraph blocks through the engine. */
+export async function buildDocument(engine: Engine, size: number): Promise<{ ref: string; revision: string; ids: string[] }> {
   const created = await engine.documents.create(actor, { idempotencyKey: key(), body: { v: 1, title: `bench ${size}` } });
   let revision = created.document.revision;
   const ids: string[] = [];
@@ -123,7 +124,7 @@ async function buildDocument(engine: Engine, size: number): Promise<{ ref: strin
 }
 
 /** One engine operation of `kind` on the document; keeps `state` current. */
-function engineOp(engine: Engine, state: { ref: string; revision: string; ids: string[] }, kind: Op) {
+export function engineOp(engine: Engine, state: { ref: string; revision: string; ids: string[] }, kind: Op) {
   const size = state.ids.length;
   let seq = 0;
   return async () => {
@@ -145,11 +146,13 @@ function engineOp(engine: Engine, state: { ref: string; revision: string; ids: s
   };
 }
 
-function fmt(n: number): string {
+/** A rate for a table cell: thousands separators from 100 up, one decimal below. */
+export function fmt(n: number): string {
   return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
 }
 
-function table(rows: string[][]): void {
+/** Prints rows as an aligned table; the first column left-aligned, the rest right-aligned. */
+export function table(rows: string[][]): void {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
 }
@@ -230,47 +233,6 @@ async function largeEditBudget(): Promise<void> {
   await engine.close();
 }
 
-/** lowdb: single awaited writer and 64 concurrent writers vs bare 200-byte appends with fdatasync. */
-async function durability(): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'kw-bench-'));
-  try {
-    const fd = openSync(join(dir, 'bare.log'), 'a');
-    const line = Buffer.alloc(200, 120);
-    const bare = await rate(() => {
-      writeSync(fd, line);
-      fdatasyncSync(fd);
-    });
-    closeSync(fd);
-    const storage = await lowdbStorage({ dir: join(dir, 'db') });
-    const engine = createEngine({ storage });
-    const one = await buildDocument(engine, 10);
-    const single = await rate(engineOp(engine, one, 'edit'));
-    const docs = await Promise.all(Array.from({ length: 64 }, () => buildDocument(engine, 10)));
-    const ops = docs.map((d) => engineOp(engine, d, 'edit'));
-    const start = performance.now();
-    let done = 0;
-    await Promise.all(
-      ops.map(async (op) => {
-        while (performance.now() - start < SECONDS * 1000) {
-          await op();
-          done++;
-        }
-      }),
-    );
-    const concurrent = done / ((performance.now() - start) / 1000);
-    await engine.close();
-    console.log('\nlowdb durability (each commit fdatasync-ed before it is acknowledged)');
-    table([
-      ['case', 'ops/s', 'ratio'],
-      ['bare 200-byte append + fdatasync', fmt(bare), '100%'],
-      ['engine edit, 1 awaited writer', fmt(single), `${((single / bare) * 100).toFixed(1)}% of bare (target ≥ 50%)`],
-      ['engine edit, 64 concurrent writers', fmt(concurrent), `${(concurrent / single).toFixed(1)}× single (target ≥ 5×)`],
-    ]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 /** Heap held by one 10,000-block document (needs --expose-gc for an exact figure). */
 async function heap(): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -300,7 +262,6 @@ export async function runMutationBench(): Promise<void> {
   table(rows);
   console.log('target: 10-block document ≥ 25% of raw Yjs');
   await largeEditBudget();
-  await durability();
   await heap();
 }
 

@@ -1,6 +1,9 @@
 /**
- * Holds the dependency direction of DESIGN.md: transports → src/api → src domains → ports ← adapters.
- * Reads every import of every source file; fails on an edge against the direction or on a cycle.
+ * Holds the dependency direction of DESIGN.md: app → transports → src/api → src domains → ports ←
+ * adapters. Reads every import of every source file; fails on an edge against the direction or on a
+ * cycle. The rooms: src/ (the engine) imports only itself; adapters/ only src/; transports/ (listeners
+ * and the transport conformance suite) only src/; app/ (the dev server's composition and the kw CLI)
+ * may import everything, and nothing but the build and benchmark scripts imports app/.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -8,14 +11,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 const root = resolve(import.meta.dirname, '..');
-const layers = ['src', 'adapters', 'transports', 'fixtures', 'bench', 'scripts'] as const;
+const layers = ['src', 'adapters', 'transports', 'app', 'fixtures', 'bench', 'scripts'] as const;
 type Layer = (typeof layers)[number];
 
 /** Which layers each layer may import (besides packages). */
 const allowed: Record<Layer, Layer[]> = {
   src: ['src'],
   adapters: ['src', 'adapters'],
-  transports: ['src', 'adapters', 'transports', 'fixtures'],
+  transports: ['src', 'transports'],
+  app: [...layers],
   fixtures: ['src', 'adapters', 'transports', 'fixtures'],
   bench: [...layers],
   scripts: [...layers],
@@ -66,8 +70,16 @@ test('every import follows the layer direction', () => {
       }
       if (!spec.startsWith('.')) continue;
       const target = relative(root, resolve(dirname(file), spec));
+      if (target === 'package.json' && (from === 'app' || from === 'scripts')) continue; // the version kw prints
       const to = layerOf(target);
-      if (isTest(rel)) continue; // tests may reach any layer to build what they test
+      if (!(layers as readonly string[]).includes(to)) {
+        violations.push(`${rel} imports ${target}: outside the source folders`);
+        continue;
+      }
+      // Tests may reach any layer to build what they test, except app/: only app/ itself, the build
+      // and the benchmarks depend on the dev server's composition.
+      if (to === 'app' && !['app', 'bench', 'scripts'].includes(from)) violations.push(`${rel} imports ${target}: nothing below app/ may depend on it`);
+      if (isTest(rel)) continue;
       if (!allowed[from].includes(to)) violations.push(`${rel} imports ${target}: ${from}/ must not depend on ${to}/`);
       // src/client/ is derived from the operation registry (typed inputs and results), so it reads src/api/.
       if (from === 'src' && !rel.startsWith('src/api/') && !rel.startsWith('src/client/') && rel !== 'src/index.ts' && target.startsWith('src/api/') && target !== 'src/api/types.ts') {
@@ -76,6 +88,13 @@ test('every import follows the layer direction', () => {
     }
   }
   assert.equal(violations, []);
+});
+
+test('the rooms exist: the listener in transports/http, the transport suite in transports/conformance, the composition in app', () => {
+  const rooms = new Set(files.map((f) => dirname(relative(root, f))));
+  for (const room of ['transports/http', 'transports/conformance', 'transports/inproc', 'app', 'adapters/memory', 'adapters/lowdb']) assert.ok(rooms.has(room), `${room}/ holds source files`);
+  const composition = files.map((f) => relative(root, f)).filter((f) => f.startsWith('transports/') && /(serve|cli)(\.test)?\.ts$/.test(f));
+  assert.equal(composition, [], 'the dev server and the CLI live in app/');
 });
 
 test('there are no import cycles among non-test modules', () => {

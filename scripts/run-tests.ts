@@ -1,5 +1,5 @@
 /**
- * The one test command (`npm test`): runs every `*.test.ts` under src/, adapters/, transports/,
+ * The one test command (`npm test`): runs every `*.test.ts` under src/, adapters/, transports/, app/,
  * fixtures/, bench/ and scripts/ with uvu in one process, then prints the closing line CI reads:
  * `N passed, N failed` (and `, N skipped`). Optional arguments filter files by substring.
  */
@@ -8,7 +8,7 @@ import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const root = resolve(import.meta.dirname, '..');
-const dirs = ['src', 'adapters', 'transports', 'fixtures', 'bench', 'scripts'];
+const dirs = ['src', 'adapters', 'transports', 'app', 'fixtures', 'bench', 'scripts'];
 const filters = process.argv.slice(2);
 
 function walk(dir: string, out: string[]): void {

@@ -11,6 +11,8 @@ import { createDocumentsService, type DocumentsServiceImpl } from './documents/s
 import { sha256Hex, type Sha256Hex } from './hash.ts';
 import { randomIds, refMinter, type IdSource } from './ids.ts';
 import type { Storage } from './ports.ts';
+import { createJobsService, type JobsService } from './jobs/service.ts';
+import type { ResearchRunner } from './jobs/runner.ts';
 
 /** Options of {@link createEngine}. Only `storage` is required. */
 export interface EngineOptions {
@@ -22,8 +24,16 @@ export interface EngineOptions {
   baseUrl?: string;
   /** Length of a credential's request-budget window; default 24 hours. */
   budgetWindowMs?: number;
-  /** Failed background work (compactions, budget saves …) is reported here; default: a JSON line on stderr. */
+  /**
+   * Failed background work with no caller to report to (compactions, budget saves, a research runner
+   * that throws …), with the name of the work (`compaction`, `budgets`, `job kjob_…`); default: a JSON
+   * line on stderr.
+   */
   onError?: ErrorReporter;
+  /** How long an idempotency record replays its write (ms); default 24 hours. After it the key is a new intent. */
+  idempotencyRetentionMs?: number;
+  /** The research runner; without one, fresh research-job starts answer FEATURE_RETIRED. */
+  runner?: ResearchRunner;
 }
 
 /** The engine: the only door to the state. */
@@ -32,6 +42,8 @@ export interface Engine {
   readonly documents: DocumentsServiceImpl;
   readonly credentials: CredentialService;
   readonly activation: Activation;
+  /** Research jobs (recovery of jobs an earlier process left running starts with the engine). */
+  readonly jobs: JobsService;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -53,17 +65,25 @@ export function createEngine(options: EngineOptions): Engine {
     baseUrl: options.baseUrl ?? '',
     reportError: options.onError ?? logErrorToConsole,
   };
-  const documents = createDocumentsService(deps);
+  const documents = createDocumentsService(deps, { idempotencyRetentionMs: options.idempotencyRetentionMs });
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
+  const jobs = createJobsService(deps, {
+    runner: options.runner ?? null,
+    documents,
+    onError: (error, jobId) => deps.reportError(error, jobId === null ? 'jobs' : `job ${jobId}`),
+  });
   let closed: Promise<void> | null = null;
   return {
     deps,
     documents,
     credentials,
     activation,
+    jobs,
     close() {
       closed ??= (async () => {
+        await jobs.recovered;
+        await jobs.close();
         await credentials.flush();
         await documents.flush();
         await deps.storage.close();

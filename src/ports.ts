@@ -215,9 +215,16 @@ export interface Storage {
    * One page of a collection's records that carry an index entry of `partition`, ordered by
    * `sortKey` descending, then key descending; strictly after `after` (a `next` of an earlier page of
    * the same collection and partition). `limit` is 1-1000.
+   * @remarks A position stays usable after the record it came from moved or was deleted (the page
+   * continues strictly after that (sortKey, key)). Rejects with a RangeError for a `limit` outside
+   * 1-1000 and a TypeError for an `after` that is not a position `listPage` returned.
    */
   listPage<T = unknown>(collection: string, partition: string, limit: number, after?: string | null): Promise<RecordPage<T>>;
-  /** Entries of `stream` with seq > `afterSeq`, ascending, at most `limit` (1-1000). */
+  /**
+   * Entries of `stream` with seq > `afterSeq`, ascending, at most `limit` (1-1000); `[]` for an
+   * unknown stream. Rejects with a RangeError for a negative or fractional `afterSeq` or a `limit`
+   * outside 1-1000.
+   */
   readStream<T = unknown>(stream: string, afterSeq: number, limit: number): Promise<StreamEntry<T>[]>;
   /** The seq of the last entry of `stream`; 0 when it has none. */
   streamHead(stream: string): Promise<number>;
@@ -231,7 +238,12 @@ export interface Storage {
   /**
    * Call `listener` after every committed batch that touches `topic` (a record put or delete, a stream
    * append), in this process and — for adapters shared by several processes — in the others.
-   * @returns a function that removes the listener. Listeners must not throw; one that does is ignored.
+   * @returns a function that removes the listener (calling it again does nothing). Listeners must
+   * not throw; one that does is ignored.
+   * @remarks A listener is called at most once per batch and topic, never for a rejected batch, and
+   * only once the batch is durable and readable; for one topic, calls follow commit order. In-process
+   * adapters call it before `commit` resolves; adapters shared by processes may call it later.
+   * Throws after `close()`.
    */
   subscribe(topic: ChangeTopic, listener: () => void): () => void;
   /** Flush and release resources (files, locks, connections). Further calls reject. */

@@ -21,3 +21,11 @@ export const maxArray = <T extends v.GenericSchema>(item: T, max: number) => v.p
 /** An array of `min`-`max` items. */
 export const rangeArray = <T extends v.GenericSchema>(item: T, min: number, max: number) =>
   v.pipe(v.array(item), v.minLength(min), v.maxLength(max));
+
+/** A list page `{ items, nextCursor }` (the shape every list operation answers). */
+export function pageOf<T extends v.GenericSchema>(item: T, max: number) {
+  return v.object({
+    items: maxArray(item, max),
+    nextCursor: v.pipe(v.nullable(v.string()), v.description('Send back unchanged as cursor for the next page; null on the last page.')),
+  });
+}

@@ -5,8 +5,9 @@
  */
 import * as v from 'valibot';
 import { SCOPES } from './auth/scopes.ts';
+import { ErrorCode } from './errors.ts';
 import { Patterns } from './ids.ts';
-import { boundedPattern, pattern, str } from './schema-kit.ts';
+import { boundedPattern, int, maxArray, pattern, str } from './schema-kit.ts';
 
 export const RequestIdSchema = pattern(Patterns.requestId, 'Server-minted request id (16-128 characters).');
 export const ClientRequestIdSchema = pattern(
@@ -50,3 +51,23 @@ export const REQUIRED_ACTIONS = [
 ] as const;
 export const RequiredActionSchema = v.picklist(REQUIRED_ACTIONS);
 
+/** One entry of `error.fieldErrors`. */
+export const FieldErrorSchema = v.object({
+  field: boundedPattern(1, 256, /^(\$|[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*)$/, '$ or dot-separated names of letters, digits, underscores (1-256 characters).'),
+  message: v.pipe(v.string(), v.maxLength(1024)),
+});
+
+/** The `error` of the error envelope (also a job's terminal error). */
+export const ApiErrorSchema = v.object({
+  code: v.pipe(
+    v.picklist(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]),
+    v.description(
+      'The contract enum, plus REPORT_NOT_READY, METHOD_NOT_ALLOWED and FEATURE_RETIRED which the service also emits.',
+    ),
+  ),
+  message: v.pipe(v.string(), v.maxLength(2048)),
+  retryable: v.boolean(),
+  fieldErrors: v.optional(maxArray(FieldErrorSchema, 32)),
+  requiredAction: v.optional(RequiredActionSchema),
+  retryAfterMs: v.optional(int(0, 86_400_000)),
+});

@@ -7,10 +7,12 @@ import { isStorageConflict } from '../../src/ports.ts';
 import type { BatchOp, DocumentHead, RecordIndexEntry, Storage, StoredDocument, StoredRecord, StoredUpdate } from '../../src/ports.ts';
 
 const text = new TextEncoder();
+/** UTF-8 bytes of `s`. */
 export const bytes = (s: string): Uint8Array => text.encode(s);
 /** Every byte value, several times over: catches codecs that are not binary-exact. */
 export const ALL_BYTES = Uint8Array.from({ length: 256 * 40 }, (_, i) => (i * 7) % 256);
 
+/** A head of `ref` at `version` with fixed fields (account `acct_a`), overridden by `extra`. */
 export function head(ref: string, version: number, extra: Partial<DocumentHead> = {}): DocumentHead {
   return {
     documentRef: ref,
@@ -27,22 +29,26 @@ export function head(ref: string, version: number, extra: Partial<DocumentHead> 
   };
 }
 
+/** A `document.create` of `ref` at version 1. */
 export const create = (ref: string, extra: Partial<DocumentHead> = {}, snapshot = bytes(`snap:${ref}:1`)): BatchOp => ({
   kind: 'document.create',
   head: head(ref, 1, extra),
   snapshot,
 });
+/** A `document.append` of `ref` carrying `version`. */
 export const append = (ref: string, version: number, extra: Partial<DocumentHead> = {}, update = bytes(`upd:${ref}:${version}`)): BatchOp => ({
   kind: 'document.append',
   head: head(ref, version, extra),
   update,
 });
+/** A `document.compact` of `ref` to `snapshotVersion`. */
 export const compact = (ref: string, snapshotVersion: number): BatchOp => ({
   kind: 'document.compact',
   documentRef: ref,
   snapshotVersion,
   snapshot: bytes(`snap:${ref}:${snapshotVersion}`),
 });
+/** A `record.put`, with `expectedRevision` and `index` only when given. */
 export function put(collection: string, key: string, value: unknown, expectedRevision?: number | null, index?: RecordIndexEntry): BatchOp {
   const op: Extract<BatchOp, { kind: 'record.put' }> = { kind: 'record.put', collection, key, value };
   if (expectedRevision !== undefined) op.expectedRevision = expectedRevision;
@@ -55,6 +61,7 @@ export function putIndexed(collection: string, key: string, value: unknown, part
   return put(collection, key, value, expectedRevision, { partition, sortKey });
 }
 
+/** A `stream.append`. */
 export function streamAppend(stream: string, seq: number, value: unknown): BatchOp {
   return { kind: 'stream.append', stream, seq, value };
 }
@@ -67,6 +74,8 @@ export async function eventually(condition: () => boolean, what: string): Promis
     await new Promise((resolve) => setTimeout(resolve, 1));
   }
 }
+
+/** A `record.delete`, with `expectedRevision` only when given. */
 export function del(collection: string, key: string, expectedRevision?: number): BatchOp {
   return expectedRevision === undefined
     ? { kind: 'record.delete', collection, key }
@@ -76,9 +85,11 @@ export function del(collection: string, key: string, expectedRevision?: number):
 /** Byte arrays as plain number arrays, so deep equality is exact and diffs are readable. */
 export const plainUpdates = (updates: StoredUpdate[] | null) =>
   updates === null ? null : updates.map((u) => ({ version: u.version, update: Array.from(u.update) }));
+/** A stored document as plain data (see {@link plainUpdates}). */
 export const plainDoc = (doc: StoredDocument | null) =>
   doc === null ? null : { head: doc.head, snapshot: Array.from(doc.snapshot), updates: plainUpdates(doc.updates) };
 
+/** Appends versions `from`..`to` of `ref`, one batch each. */
 export async function appendVersions(storage: Storage, ref: string, from: number, to: number): Promise<void> {
   for (let v = from; v <= to; v++) await storage.commit([append(ref, v)]);
 }

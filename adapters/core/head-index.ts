@@ -3,6 +3,7 @@
  * @module
  */
 import type { DocumentHead, HeadCursor } from '../../src/ports.ts';
+import { partitionPoint } from './binary-search.ts';
 
 /** Anything that carries a current head (the core's document entries). */
 export interface HasHead {
@@ -74,15 +75,7 @@ export class HeadIndex<E extends HasHead> {
       account.sorted = true;
     }
     const entries = account.entries;
-    let start = 0;
-    if (after !== undefined) {
-      let hi = entries.length;
-      while (start < hi) {
-        const mid = (start + hi) >>> 1;
-        if (isStrictlyAfter(entries[mid], after)) hi = mid;
-        else start = mid + 1;
-      }
-    }
+    const start = after === undefined ? 0 : partitionPoint(entries, (entry) => isStrictlyAfter(entry, after));
     return entries.slice(start, start + limit);
   }
 }

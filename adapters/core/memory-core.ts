@@ -5,6 +5,7 @@
  */
 import type { DocumentHead, HeadCursor, RecordPage, StoredDocument, StoredRecord, StoredUpdate, StreamEntry } from '../../src/ports.ts';
 import type { FactSource } from './batch-validator.ts';
+import { partitionPoint } from './binary-search.ts';
 import type { CollectionView, CoreView, DocumentView, StreamView } from './core-view.ts';
 import { HeadIndex } from './head-index.ts';
 import { decodePagePosition, encodePagePosition } from './page-position.ts';
@@ -21,14 +22,7 @@ interface DocEntry {
 
 /** Index of the first update with version > `version` (binary search; versions ascend). */
 function firstAfter(updates: readonly StoredUpdate[], version: number): number {
-  let lo = 0;
-  let hi = updates.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (updates[mid].version <= version) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(updates, (u) => u.version > version);
 }
 
 function copyUpdates(updates: readonly StoredUpdate[], from: number, to: number): StoredUpdate[] {
@@ -116,9 +110,8 @@ export class MemoryCore implements FactSource {
     const entries = table.page(partition, limit + 1, position);
     const more = entries.length > limit;
     if (more) entries.pop();
-    const records = entries.map(([key, entry]) => ({ key, value: JSON.parse(entry.json) as T, revision: entry.revision }));
-    const last = entries[entries.length - 1];
-    const next = more ? encodePagePosition({ sortKey: (last[1].index as { sortKey: string }).sortKey, key: last[0] }) : null;
+    const records = entries.map(({ position, entry }) => ({ key: position.key, value: JSON.parse(entry.json) as T, revision: entry.revision }));
+    const next = more ? encodePagePosition(entries[entries.length - 1].position) : null;
     return { records, next };
   }
 

@@ -3,6 +3,7 @@
  * @module
  */
 import type { RecordIndexEntry, freezeRecordValue } from '../../src/ports.ts';
+import { partitionPoint } from './binary-search.ts';
 import { SortedIndex, type IndexPosition } from './sorted-index.ts';
 
 /**
@@ -32,16 +33,6 @@ class FrozenRecordEntry implements RecordEntry {
   }
 }
 
-function lowerBound(keys: readonly string[], target: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid] < target) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /**
  * A collection: a Map from key to {@link RecordEntry}, a lazily built sorted key list, and one
@@ -104,7 +95,7 @@ export class RecordTable {
     if (this.sortedKeys === null) this.sortedKeys = Array.from(this.entries.keys()).sort();
     const keys = this.sortedKeys;
     const out: [string, RecordEntry][] = [];
-    for (let i = prefix === '' ? 0 : lowerBound(keys, prefix); i < keys.length; i++) {
+    for (let i = prefix === '' ? 0 : partitionPoint(keys, (key) => key >= prefix); i < keys.length; i++) {
       const key = keys[i];
       if (!key.startsWith(prefix)) break;
       out.push([key, this.entries.get(key) as RecordEntry]);
@@ -116,10 +107,10 @@ export class RecordTable {
    * Up to `limit` entries of `partition`, by sortKey then key descending, strictly after `after`
    * in that order (from the first when null).
    */
-  page(partition: string, limit: number, after: IndexPosition | null): [string, RecordEntry][] {
+  page(partition: string, limit: number, after: IndexPosition | null): { position: IndexPosition; entry: RecordEntry }[] {
     const index = this.partitions.get(partition);
     if (index === undefined) return [];
-    return index.pageBefore(after, limit).map((p) => [p.key, this.entries.get(p.key) as RecordEntry]);
+    return index.pageBefore(after, limit).map((position) => ({ position, entry: this.entries.get(position.key) as RecordEntry }));
   }
 
   /** A point-in-time copy of all entries, in Map order. */

@@ -3,6 +3,7 @@
  * kept sorted.
  * @module
  */
+import { partitionPoint } from './binary-search.ts';
 
 /** A record's place in a listing. Compared by `sortKey`, then `key` (JavaScript string order). */
 export interface IndexPosition {
@@ -18,16 +19,8 @@ export function comparePositions(a: IndexPosition, b: IndexPosition): number {
 
 /** Index of the first item of `items` that is >= `target` (items ascend). */
 function lowerBound(items: readonly IndexPosition[], target: IndexPosition): number {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (comparePositions(items[mid], target) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return partitionPoint(items, (item) => comparePositions(item, target) >= 0);
 }
-
 const MAX_CHUNK = 512;
 
 /**
@@ -48,16 +41,8 @@ export class SortedIndex {
 
   /** The chunk that holds, or would hold, `item`: the first whose last item is >= it, else the last. */
   private chunkFor(item: IndexPosition): number {
-    const chunks = this.chunks;
-    let lo = 0;
-    let hi = chunks.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const chunk = chunks[mid];
-      if (comparePositions(chunk[chunk.length - 1], item) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
+    const last = this.chunks.length - 1;
+    return partitionPoint(this.chunks, (chunk) => comparePositions(chunk[chunk.length - 1], item) >= 0, 0, last);
   }
 
   /** Adds `item`; the caller makes sure the same position is not present twice. */

@@ -1,5 +1,5 @@
 /**
- * Bytes as base64 text, for the JSON journal and checkpoint.
+ * Bytes as base64 text, for the JSON checkpoint.
  * @module
  */
 

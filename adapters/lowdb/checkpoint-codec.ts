@@ -10,17 +10,21 @@ import { fromBase64, toBase64 } from './bytes-codec.ts';
 
 /** The `format` field that marks a checkpoint file. */
 export const CHECKPOINT_FORMAT = 'knowledge-workspace/lowdb-checkpoint';
-/** Version 2 added index entries and streams; version 1 files (without them) are still read. */
+/** Version 2 added index entries, streams and `nextJournal`; version 1 files are still read. */
 const FORMAT_VERSION = 2;
 
 /**
  * What a checkpoint holds.
  * @remarks `generation`: every journal with a generation <= it is folded in (and may be deleted).
  * `lastSeq`: the sequence number of the last batch folded in; replay continues at `lastSeq + 1`.
+ * `nextJournal`: the journal that follows (generation + 1), created with its header before this
+ * checkpoint was written, so opening can tell a journal that was deleted or emptied from one that
+ * never existed; null only in version-1 checkpoints and the empty default.
  */
 export interface CheckpointState {
   generation: number;
   lastSeq: number;
+  nextJournal: number | null;
   view: CoreView;
 }
 
@@ -35,7 +39,7 @@ function documentJson(doc: DocumentView): string {
  * records; concatenated they are one JSON document.
  */
 export function* checkpointPieces(state: CheckpointState): Generator<string> {
-  yield `{"format":"${CHECKPOINT_FORMAT}","formatVersion":${FORMAT_VERSION},"generation":${state.generation},"lastSeq":${state.lastSeq},\n"documents":[`;
+  yield `{"format":"${CHECKPOINT_FORMAT}","formatVersion":${FORMAT_VERSION},"generation":${state.generation},"lastSeq":${state.lastSeq},"nextJournal":${state.nextJournal},\n"documents":[`;
   for (let i = 0; i < state.view.documents.length; i++) yield `${i ? ',' : ''}\n${documentJson(state.view.documents[i])}`;
   yield '],\n"collections":[';
   for (let c = 0; c < state.view.collections.length; c++) {
@@ -112,9 +116,12 @@ export function decodeCheckpoint(text: string): CheckpointState {
   if (!Array.isArray(raw.documents) || !Array.isArray(raw.collections)) fail('no documents or collections');
   const streams = raw.formatVersion === 1 ? [] : raw.streams;
   if (!Array.isArray(streams)) fail('no streams');
+  const nextJournal = raw.formatVersion === 1 ? null : raw.nextJournal;
+  if (nextJournal !== null && nextJournal !== raw.generation + 1) fail(`nextJournal ${String(nextJournal)} does not follow generation ${raw.generation}`);
   return {
     generation: raw.generation,
     lastSeq: raw.lastSeq,
+    nextJournal: nextJournal as number | null,
     view: { documents: raw.documents.map(decodeDocument), collections: raw.collections.map(decodeCollection), streams: streams.map(decodeStream) },
   };
 }

@@ -23,6 +23,9 @@ export const CHECKPOINT_FILE = 'checkpoint.json';
  * giant string and the event loop (and group commits) keep running while it is written.
  */
 export class DurableCheckpointFile implements Adapter<CheckpointState> {
+  /** Whether the last {@link read} found a checkpoint file. */
+  found = false;
+
   constructor(readonly path: string) {}
 
   /** The stored checkpoint, or null when there is none yet. */
@@ -31,9 +34,13 @@ export class DurableCheckpointFile implements Adapter<CheckpointState> {
     try {
       text = await readFile(this.path, 'utf8');
     } catch (error) {
-      if (hasErrorCode(error, 'ENOENT')) return null;
+      if (hasErrorCode(error, 'ENOENT')) {
+        this.found = false;
+        return null;
+      }
       throw error;
     }
+    this.found = true;
     try {
       return decodeCheckpoint(text);
     } catch (error) {

@@ -1,5 +1,5 @@
 /**
- * CRC-32 (IEEE 802.3, the zlib/PNG polynomial) for journal line checksums.
+ * CRC-32 (IEEE 802.3, the zlib/PNG polynomial) for journal frame and header checksums.
  * @module
  */
 import * as zlib from 'node:zlib';

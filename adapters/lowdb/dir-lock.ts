@@ -5,26 +5,20 @@
 import { link, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hasErrorCode } from './durable-fs.ts';
+import { currentProcess, formatIdentity, isRunning, parseIdentity, type ProcessIdentity } from './process-identity.ts';
 
-/** True when a process with this pid exists (signal 0 checks without signalling). */
-function isAlive(pid: number): boolean {
+/** The holder named by the lock file: an identity, null for an unreadable file, undefined for none. */
+async function readHolder(path: string): Promise<ProcessIdentity | null | undefined> {
   try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return !hasErrorCode(error, 'ESRCH');
-  }
-}
-
-async function readHolder(path: string): Promise<number | null | undefined> {
-  try {
-    const pid = Number.parseInt(await readFile(path, 'utf8'), 10);
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+    return parseIdentity(await readFile(path, 'utf8'));
   } catch (error) {
     if (hasErrorCode(error, 'ENOENT')) return undefined;
     throw error;
   }
 }
+
+const same = (a: ProcessIdentity | null | undefined, b: ProcessIdentity | null | undefined) =>
+  a === b || (a != null && b != null && a.pid === b.pid && a.start === b.start && a.boot === b.boot);
 
 /**
  * A held lock on a folder; {@link release} gives it up.
@@ -36,35 +30,37 @@ export interface DirLock {
 }
 
 /**
- * Takes `dir/LOCK`, holding this process's pid.
- * @throws Error naming the holder when a live process holds the lock (this one included).
+ * Takes `dir/LOCK`, recording this process's pid, start time and boot id.
+ * @throws Error naming the holder when a running process holds the lock (this one included).
  * @remarks
  * The file is written under a temporary name and hard-linked into place, which fails if `LOCK`
- * exists (the O_EXCL of links) and never exposes an empty lock file. A lock whose pid is not alive
- * (a process that crashed without closing) is removed and taken over. Two processes taking over the
- * same stale lock at the same instant are not fully excluded; the lock is meant for crash recovery
- * and for catching a second server on the same folder, not as a distributed mutex.
+ * exists (the O_EXCL of links) and never exposes an empty lock file. A lock whose holder is not
+ * running is stale and taken over: its pid is gone, or the pid now belongs to another process
+ * (another start time or another boot; see {@link isRunning}). Two processes taking over the same
+ * stale lock at the same instant are not fully excluded; the lock is meant for crash recovery and
+ * for catching a second server on the same folder, not as a distributed mutex.
  */
 export async function acquireDirLock(dir: string): Promise<DirLock> {
   const path = join(dir, 'LOCK');
+  const me = currentProcess();
   const temp = join(dir, `LOCK.${process.pid}.${Date.now()}.tmp`);
-  await writeFile(temp, `${process.pid}\n`);
+  await writeFile(temp, formatIdentity(me));
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         await link(temp, path);
-        return { path, release: () => releaseLock(path) };
+        return { path, release: () => releaseLock(path, me) };
       } catch (error) {
         if (!hasErrorCode(error, 'EEXIST')) throw error;
       }
       const holder = await readHolder(path);
       if (holder === undefined) continue;
-      if (holder !== null && isAlive(holder)) {
-        const who = holder === process.pid ? 'this process' : `process ${holder}`;
+      if (holder !== null && isRunning(holder)) {
+        const who = holder.pid === process.pid ? 'this process' : `process ${holder.pid}`;
         throw new Error(`lowdb storage: ${dir} is locked by ${who} (${path}); close that storage first, only one may have the folder open`);
       }
       // Stale: the holder is gone. Remove it only if it is still the same stale lock.
-      if ((await readHolder(path)) !== holder) continue;
+      if (!same(await readHolder(path), holder)) continue;
       try {
         await unlink(path);
       } catch (error) {
@@ -77,6 +73,6 @@ export async function acquireDirLock(dir: string): Promise<DirLock> {
   }
 }
 
-async function releaseLock(path: string): Promise<void> {
-  if ((await readHolder(path)) === process.pid) await rm(path, { force: true });
+async function releaseLock(path: string, me: ProcessIdentity): Promise<void> {
+  if (same(await readHolder(path), me)) await rm(path, { force: true });
 }

@@ -8,12 +8,12 @@ import { validateBatch, type BatchEffects } from '../core/batch-validator.ts';
 import type { ChangeNotifier } from '../core/change-notifier.ts';
 import type { MemoryCore } from '../core/memory-core.ts';
 import { prepareBatch, type PreparedOp } from '../core/prepared-op.ts';
-import { encodeBatchLine } from './journal-codec.ts';
+import { encodeBatchFrame, markGroupStart } from './journal-codec.ts';
 import { PendingProjection } from './pending-projection.ts';
 
 /** Where groups go: append the bytes to the journal and make them durable before resolving. */
 export interface GroupSink {
-  /** Writes `chunk` (the complete lines of `batches` batches) durably; rejects if it may not be. */
+  /** Writes `chunk` (the complete frames of `batches` batches) durably; rejects if it may not be. */
   write(chunk: Buffer, batches: number): Promise<void>;
 }
 
@@ -21,7 +21,7 @@ interface Pending {
   seq: number;
   ops: PreparedOp[];
   effects: BatchEffects;
-  line: Buffer;
+  frame: Buffer;
   resolve: () => void;
   reject: (error: unknown) => void;
 }
@@ -84,20 +84,30 @@ export class GroupCommitter {
     if (this.failure !== null) return Promise.reject(this.failedError());
     let prepared: PreparedOp[];
     let effects: BatchEffects;
+    let frame: Buffer;
+    const seq = this.lastSeq + 1;
     try {
       prepared = prepareBatch(ops);
       effects = validateBatch(this.core, prepared, this.projection);
+      if (prepared.length === 0) return Promise.resolve();
+      frame = encodeBatchFrame(seq, prepared);
     } catch (error) {
       return Promise.reject(error);
     }
-    if (prepared.length === 0) return Promise.resolve();
-    const seq = ++this.lastSeq;
-    const line = encodeBatchLine(seq, prepared);
+    this.lastSeq = seq;
     this.projection.add(effects, seq);
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ seq, ops: prepared, effects, line, resolve, reject });
+      this.queue.push({ seq, ops: prepared, effects, frame, resolve, reject });
       this.kick();
     });
+  }
+
+  /**
+   * Refuses every later commit and rejects the queued ones with `error` (a journal write outside a
+   * group, such as a rotation frame, failed).
+   */
+  fail(error: unknown): void {
+    if (this.failure === null) this.poison(error, []);
   }
 
   /** Runs `task` between groups (no write in flight) and resolves with its result. */
@@ -140,7 +150,8 @@ export class GroupCommitter {
   }
 
   private async flush(group: Pending[]): Promise<void> {
-    const chunk = group.length === 1 ? group[0].line : Buffer.concat(group.map((p) => p.line));
+    markGroupStart(group[0].frame);
+    const chunk = group.length === 1 ? group[0].frame : Buffer.concat(group.map((p) => p.frame));
     try {
       await this.sink.write(chunk, group.length);
     } catch (error) {

@@ -5,3 +5,4 @@
 export { lowdbStorage } from './lowdb-storage.ts';
 export type { LowdbStats, LowdbStorage, LowdbStorageOptions } from './lowdb-storage.ts';
 export { JournalCorruptError } from './journal-file.ts';
+export type { RecoveryReport } from './recovery.ts';

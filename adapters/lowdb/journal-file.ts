@@ -1,14 +1,16 @@
 /**
- * Journal files: `journal-<generation>.log` in the storage folder, one line per committed batch.
- * Writing (append + fdatasync) and reading back (with torn-tail detection).
+ * Journal files: `journal-<generation>.log` in the storage folder, a file header and one frame per
+ * committed batch (see journal-codec.ts). Writing (append + fdatasync) and reading back, with
+ * torn-tail detection.
  * @module
  */
 import { close, fdatasync, fdatasyncSync, fstat, ftruncate, ftruncateSync, open, writeSync } from 'node:fs';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { decodeBatchLine, type JournalBatch } from './journal-codec.ts';
+import type { PreparedOp } from '../core/prepared-op.ts';
 import { fsyncDir } from './durable-fs.ts';
+import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, decodeFileHeader, encodeFileHeader, isTextJournal, readFrame, type JournalHeader } from './journal-codec.ts';
 
 const openAsync = promisify(open);
 const fstatAsync = promisify(fstat);
@@ -33,66 +35,106 @@ export async function listJournalGenerations(dir: string): Promise<number[]> {
   return generations.sort((a, b) => a - b);
 }
 
-/** What a journal file holds: its intact batches and where a torn tail starts, if any. */
-export interface JournalContents {
-  batches: JournalBatch[];
-  /** Bytes up to the end of the last intact line. */
-  validBytes: number;
-  /** Bytes after `validBytes` (a torn tail); 0 when the file ends with an intact line. */
-  tornBytes: number;
+/** A batch read back from a journal. */
+export interface JournalBatch {
+  seq: number;
+  ops: PreparedOp[];
 }
 
-/** Thrown when a journal holds a damaged line followed by intact ones: not a torn write. */
+/** What a journal file holds. */
+export interface JournalContents {
+  path: string;
+  /** The file header, or null when the file is too short for one or it does not check out. */
+  header: JournalHeader | null;
+  /** Why `header` is null. */
+  headerProblem: string | null;
+  /** The file is a version-1 text journal. */
+  textFormat: boolean;
+  /** Intact batches, in file order. */
+  batches: JournalBatch[];
+  /** The closing rotation frame, when the journal was succeeded. */
+  rotation: { nextGeneration: number; lastSeq: number } | null;
+  /** Bytes up to the end of the last intact frame (the header's end when there is none). */
+  validBytes: number;
+  /** Bytes after `validBytes` (a torn tail); 0 when the file ends with an intact frame. */
+  tornBytes: number;
+  /** Frames the torn tail starts (frames whose header is intact), at least 1 when `tornBytes` > 0. */
+  tornFrames: number;
+  /** What made the tail torn, when it is. */
+  tornReason: string | null;
+}
+
+/** Thrown when a journal is damaged in a way a crash cannot explain, or the journals do not chain. */
 export class JournalCorruptError extends Error {
   override readonly name = 'JournalCorruptError';
 }
 
-/**
- * Reads and decodes a whole journal file.
- * @remarks A crash can leave the last write incomplete: a line without its newline, or lines whose
- * bytes never reached the disk. Such a tail is reported in `tornBytes` and not returned. A damaged
- * line followed by any intact line cannot come from a crash during an append, so it throws
- * {@link JournalCorruptError} instead of silently dropping committed batches.
- */
-export async function readJournal(path: string): Promise<JournalContents> {
-  const data = await readFile(path);
-  const batches: JournalBatch[] = [];
-  let offset = 0;
-  let line = 1;
-  while (offset < data.length) {
-    const end = data.indexOf(0x0a, offset);
-    if (end === -1) break;
-    try {
-      batches.push(decodeBatchLine(data.subarray(offset, end)));
-    } catch (error) {
-      for (let at = end + 1, next = data.indexOf(0x0a, at); next !== -1; at = next + 1, next = data.indexOf(0x0a, at)) {
-        let intact = false;
-        try {
-          decodeBatchLine(data.subarray(at, next));
-          intact = true;
-        } catch {
-          // still part of the damaged tail
-        }
-        if (intact) {
-          throw new JournalCorruptError(
-            `journal ${path} is corrupt at line ${line} (byte ${offset}): ${(error as Error).message}; ` +
-              'intact batches follow it, so this is damage, not a torn write. Refusing to open; restore the folder from a backup.',
-          );
-        }
-      }
-      break;
-    }
-    offset = end + 1;
-    line++;
+/** Frames from `offset` on whose header is intact (damaged or not), at least 1. */
+function countTornFrames(data: Buffer, offset: number): number {
+  let frames = 0;
+  for (let at = offset; at < data.length; ) {
+    const read = readFrame(data, at);
+    if (!read.ok && !read.headerIntact) break;
+    frames++;
+    at = read.end;
   }
-  return { batches, validBytes: offset, tornBytes: data.length - offset };
+  return Math.max(1, frames);
 }
 
 /**
- * An open journal file that batches are appended to.
+ * Reads and decodes a whole journal file.
+ * @remarks A crash can leave the last write incomplete: a frame cut short, or bytes that never
+ * reached the disk. Such a tail is reported in `tornBytes` and not returned. Damage followed by any
+ * frame that starts a later write group cannot come from a crash during an append (that group was
+ * written only after the damaged one was durable), so it throws {@link JournalCorruptError} instead
+ * of silently dropping committed batches; so does a frame after the rotation frame.
+ */
+export async function readJournal(path: string): Promise<JournalContents> {
+  const data = await readFile(path);
+  const contents: JournalContents = {
+    path, header: null, headerProblem: null, textFormat: false, batches: [], rotation: null,
+    validBytes: 0, tornBytes: 0, tornFrames: 0, tornReason: null,
+  };
+  try {
+    contents.header = decodeFileHeader(data);
+  } catch (error) {
+    contents.headerProblem = (error as Error).message;
+    contents.textFormat = isTextJournal(data);
+    return contents;
+  }
+  let offset = FILE_HEADER_BYTES;
+  while (offset < data.length) {
+    const read = readFrame(data, offset);
+    if (!read.ok) {
+      for (let at = offset + 1; at + FRAME_HEADER_BYTES <= data.length; at++) {
+        const later = readFrame(data, at);
+        if (later.ok && later.groupStart) {
+          throw new JournalCorruptError(
+            `journal ${path} is damaged at byte ${offset} (${read.reason}) and a later write group starts intact at byte ${at}, ` +
+              'so this is damage, not a torn write. Refusing to open; restore the folder from a backup.',
+          );
+        }
+      }
+      contents.tornReason = read.reason;
+      contents.tornFrames = countTornFrames(data, offset);
+      break;
+    }
+    if (contents.rotation !== null) {
+      throw new JournalCorruptError(`journal ${path} has a frame at byte ${offset} after its rotation frame; refusing to open`);
+    }
+    if (read.frame.type === 'batch') contents.batches.push({ seq: read.frame.seq, ops: read.frame.ops });
+    else contents.rotation = { nextGeneration: read.frame.nextGeneration, lastSeq: read.frame.lastSeq };
+    offset = read.end;
+  }
+  contents.validBytes = offset;
+  contents.tornBytes = data.length - offset;
+  return contents;
+}
+
+/**
+ * An open journal file that frames are appended to.
  * @remarks Appends are synchronous `write(2)`s to the page cache (cheap, and it keeps a group's
- * bytes contiguous); {@link sync} runs `fdatasync(2)` on the thread pool so other commits can queue
- * while it is in flight. Nothing is durable until `sync` resolves.
+ * bytes contiguous); nothing is durable until {@link sync} or {@link syncNow} returns.
  */
 export class JournalWriter {
   private constructor(
@@ -103,7 +145,27 @@ export class JournalWriter {
   ) {}
 
   /**
-   * Opens (creating if needed) journal `generation` in `dir` for appending.
+   * Creates journal `generation` in `dir` (replacing a file of that name) with its header, durably:
+   * the header is fdatasync'ed and the folder fsync'ed before this resolves.
+   * @param baseSeq the seq of the last batch before this journal's first.
+   */
+  static async create(dir: string, generation: number, baseSeq: number): Promise<JournalWriter> {
+    const path = join(dir, journalName(generation));
+    const fd = await openAsync(path, 'w');
+    try {
+      const header = encodeFileHeader({ generation, baseSeq });
+      writeSync(fd, header);
+      await fdatasyncAsync(fd);
+      await fsyncDir(dir);
+      return new JournalWriter(path, generation, fd, header.length);
+    } catch (error) {
+      await closeAsync(fd).catch(() => {});
+      throw error;
+    }
+  }
+
+  /**
+   * Opens existing journal `generation` in `dir` for appending.
    * @param truncateTo cut the file to this length first (to drop a torn tail found on recovery).
    */
   static async open(dir: string, generation: number, truncateTo?: number): Promise<JournalWriter> {
@@ -116,7 +178,6 @@ export class JournalWriter {
         await fdatasyncAsync(fd);
         size = truncateTo;
       }
-      if (size === 0) await fsyncDir(dir);
       return new JournalWriter(path, generation, fd, size);
     } catch (error) {
       await closeAsync(fd).catch(() => {});
@@ -130,9 +191,9 @@ export class JournalWriter {
   }
 
   /**
-   * Appends `chunk` (whole lines) to the file, not yet durable.
+   * Appends `chunk` (whole frames) to the file, not yet durable.
    * @remarks On a failed or short write the file is cut back to its previous length (best effort),
-   * so a later append cannot follow half a line.
+   * so a later append cannot follow half a frame.
    */
   append(chunk: Uint8Array): void {
     const before = this.bytes;
@@ -141,12 +202,18 @@ export class JournalWriter {
       while (written < chunk.length) written += writeSync(this.fd, chunk, written, chunk.length - written);
       this.bytes += chunk.length;
     } catch (error) {
-      try {
-        ftruncateSync(this.fd, before);
-      } catch {
-        // the caller poisons the storage anyway
-      }
+      this.cutBackTo(before);
       throw error;
+    }
+  }
+
+  /** Cuts the file back to `length` bytes (best effort; used to undo an append that failed). */
+  cutBackTo(length: number): void {
+    try {
+      ftruncateSync(this.fd, length);
+      this.bytes = length;
+    } catch {
+      // the caller poisons the storage anyway
     }
   }
 

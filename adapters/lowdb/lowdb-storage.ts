@@ -10,10 +10,10 @@ import type { BatchOp, Storage } from '../../src/ports.ts';
 import { ChangeNotifier } from '../core/change-notifier.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import { CHECKPOINT_FILE, DurableCheckpointFile } from './checkpoint-file.ts';
+import { Checkpointer, type JournalSlot } from './checkpointer.ts';
 import { acquireDirLock } from './dir-lock.ts';
 import { GroupCommitter } from './group-commit.ts';
-import { JournalWriter } from './journal-file.ts';
-import { emptyCheckpoint, recover, removeJournalsUpTo } from './recovery.ts';
+import { emptyCheckpoint, recover, type RecoveryReport } from './recovery.ts';
 
 /** Options of {@link lowdbStorage}. */
 export interface LowdbStorageOptions {
@@ -31,6 +31,12 @@ export interface LowdbStorageOptions {
    * event loop keeps serving reads during each fdatasync, at the cost of a thread hop per group.
    */
   fsyncOffThread?: boolean;
+  /**
+   * Called once while opening, before `lowdbStorage` resolves, when recovery discarded the torn tail
+   * of the newest journal (a write that a crash interrupted, so it was never acknowledged). The
+   * same report is in {@link LowdbStats.recovery}.
+   */
+  onRecovery?: (report: RecoveryReport) => void;
 }
 
 /** Counters of a {@link LowdbStorage}, for tests, benchmarks and health pages. */
@@ -47,8 +53,10 @@ export interface LowdbStats {
   journalGeneration: number;
   /** Batches replayed from journals when the folder was opened. */
   replayedOnOpen: number;
-  /** Bytes of a torn last journal line discarded when the folder was opened. */
+  /** Bytes of a torn journal tail discarded when the folder was opened. */
   tornBytesOnOpen: number;
+  /** What opening the folder discarded (see {@link LowdbStorageOptions.onRecovery}), or null. */
+  recovery: RecoveryReport | null;
   /** True while a checkpoint is being written. */
   checkpointRunning: boolean;
   /** Message of the last failed background checkpoint, if any (it is retried later). */
@@ -70,27 +78,37 @@ const DEFAULT_CHECKPOINT_EVERY_BYTES = 16 * 1024 * 1024;
 /**
  * Opens (or creates) a storage folder and returns the storage. The embedded default.
  * @remarks
- * Files in `dir`: `LOCK` (pid of the process that has it open), `journal-<generation>.log` (one
- * line per committed batch, `<crc32> <json>`, bytes in base64) and `checkpoint.json` (the whole
- * state as of a journal generation, written through lowdb with a durable adapter).
- * - Durability: `commit` resolves only after its batch's line is written and fdatasync'ed.
+ * Files in `dir`: `LOCK` (pid, start time and boot id of the process that has it open),
+ * `journal-<generation>.log` (a header naming its generation and the batch it follows, then one
+ * binary frame per committed batch with Yjs bytes stored raw; see journal-codec.ts) and
+ * `checkpoint.json` (the whole state as of a journal generation plus the journal that follows it,
+ * written through lowdb with a durable adapter).
+ * - Durability: `commit` resolves only after its batch's frame is written and fdatasync'ed.
  *   Commits issued in the same event-loop turn (or while an off-thread fdatasync is in flight) are
  *   written together as one group and share one fdatasync (group commit), so throughput grows with
  *   concurrency. By default the write and fdatasync run on the event loop once per group, like
  *   Redis's `appendfsync always`: no thread hop per commit, but the loop waits for the disk for one
  *   fdatasync per group; set `fsyncOffThread` to keep the loop free instead.
- * - Atomicity: a batch is one line; recovery discards a torn last line and never applies half of one.
- *   A batch is applied in memory only after its line is durable; if a journal write fails, that
+ * - Atomicity: a batch is one frame; recovery discards a torn tail (reported through `onRecovery`
+ *   and `stats().recovery`) and never applies half of a batch.
+ *   A batch is applied in memory only after its frame is durable; if a journal write fails, that
  *   group and all queued batches reject and the storage accepts no further commits.
  * - Racing commits resolve like the memory adapter's: validated in call order against the state
  *   plus the batches queued ahead, first wins.
  * - Checkpoints: when the journal passes `checkpointEveryBytes`, and on close, the journal is rotated
- *   first (commits continue into the new one) and the state as of the rotation is written in ~1 MiB
- *   pieces; then the journals it covers are removed.
- * - A second open of the folder, in this process or another, fails while the `LOCK` holder lives.
+ *   first (the next journal is created with its header, the old one closed with a rotation frame
+ *   naming it; commits continue into the new one) and the state as of the rotation is written in
+ *   ~1 MiB pieces; then the journals it covers are removed. Every journal is thus named by the
+ *   checkpoint or by its predecessor, so a journal deleted or emptied after acknowledged writes is
+ *   refused on open instead of silently losing them.
+ * - Notifications (`subscribe`): listeners run after their batch's group is fdatasync'ed and
+ *   applied, in commit order, before `commit` resolves; in this process only.
+ * - A second open of the folder, in this process or another, fails while the `LOCK` holder runs
+ *   (a reused pid with another start time or boot does not count).
  * - Everything is held in memory; the folder is for durability, not for data larger than RAM.
- * @throws Error when the folder is locked, or its checkpoint or a journal is corrupt (other than a
- * torn last line): it is never opened with silently missing data.
+ * @throws Error when the folder is locked, its checkpoint is corrupt, or a journal is corrupt (other
+ * than a torn tail), missing, emptied or in the version-1 text format: it is never opened with
+ * silently missing data.
  */
 export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbStorage> {
   const dir = resolve(options.dir);
@@ -99,21 +117,27 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
   const fsyncOffThread = options.fsyncOffThread ?? false;
   await mkdir(dir, { recursive: true });
   const lock = await acquireDirLock(dir);
-  const checkpoints = new Low<CheckpointState>(new DurableCheckpointFile(join(dir, CHECKPOINT_FILE)), emptyCheckpoint());
+  const checkpointFile = new DurableCheckpointFile(join(dir, CHECKPOINT_FILE));
+  const checkpoints = new Low<CheckpointState>(checkpointFile, emptyCheckpoint());
   let recovered;
   try {
-    recovered = await recover(dir, checkpoints);
+    recovered = await recover(dir, checkpoints, () => checkpointFile.found);
+    if (recovered.needsCheckpoint) {
+      // A new (or version-1) folder: name the journal just created, so that losing it is detected.
+      const journal = recovered.journal;
+      checkpoints.data = { generation: journal.generation - 1, lastSeq: recovered.lastSeq, nextJournal: journal.generation, view: recovered.core.view() };
+      await checkpoints.write().finally(() => (checkpoints.data = emptyCheckpoint()));
+    }
   } catch (error) {
+    await recovered?.journal.close().catch(() => {});
     await lock.release();
     throw error;
   }
-  const { core, replayed, tornBytes } = recovered;
-  let journal: JournalWriter = recovered.journal;
+  const { core, replayed, report } = recovered;
+  if (report !== null) options.onRecovery?.(report);
+  const journal: JournalSlot = { current: recovered.journal };
   const notifier = new ChangeNotifier();
   let fsyncs = 0;
-  let checkpointCount = 0;
-  let lastCheckpointError: string | null = null;
-  let running: Promise<void> | null = null;
   let closed = false;
   let closing: Promise<void> | null = null;
 
@@ -121,54 +145,21 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     core,
     {
       async write(chunk) {
-        journal.append(chunk);
+        const file = journal.current;
+        file.append(chunk);
         if (!fsync) return;
-        if (fsyncOffThread) await journal.sync();
-        else journal.syncNow();
+        if (fsyncOffThread) await file.sync();
+        else file.syncNow();
         fsyncs++;
       },
     },
     recovered.lastSeq,
     () => {
-      if (!closed && running === null && journal.size >= checkpointEveryBytes) startCheckpoint();
+      if (!closed && checkpointer.running === null && journal.current.size >= checkpointEveryBytes) void checkpointer.start().catch(() => {});
     },
     notifier,
   );
-
-  async function writeCheckpoint(state: CheckpointState): Promise<void> {
-    checkpoints.data = state;
-    try {
-      await checkpoints.write();
-    } finally {
-      checkpoints.data = emptyCheckpoint();
-    }
-    await removeJournalsUpTo(dir, state.generation);
-    checkpointCount++;
-  }
-
-  /** Rotates the journal between groups, then writes the state as of the rotation. */
-  async function rotateAndCheckpoint(): Promise<void> {
-    const { state, previous } = await committer.exclusive(async () => {
-      const next = await JournalWriter.open(dir, journal.generation + 1);
-      const old = journal;
-      journal = next;
-      return { state: { generation: old.generation, lastSeq: committer.appliedSeq, view: core.view() }, previous: old };
-    });
-    await previous.close();
-    await writeCheckpoint(state);
-  }
-
-  function startCheckpoint(): Promise<void> {
-    const run = rotateAndCheckpoint().then(
-      () => void (lastCheckpointError = null),
-      (error: unknown) => {
-        lastCheckpointError = error instanceof Error ? error.message : String(error);
-        throw error;
-      },
-    );
-    running = run.catch(() => {}).finally(() => (running = null));
-    return run;
-  }
+  const checkpointer = new Checkpointer(dir, checkpoints, committer, core, journal, fsync);
 
   function guard<T>(read: () => T): Promise<T> {
     if (closed) return Promise.reject(new Error(`lowdb storage ${dir} is closed`));
@@ -182,12 +173,12 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
   async function shutDown(): Promise<void> {
     try {
       await committer.drain();
-      await running;
-      // Nothing is queued or in flight: checkpoint the final state into the current generation.
-      const covered = journal.generation;
-      await journal.close();
-      await writeCheckpoint({ generation: covered, lastSeq: committer.appliedSeq, view: core.view() });
+      await checkpointer.running;
+      // Nothing is queued or in flight: rotate to an empty journal and checkpoint the final state,
+      // so the next open replays nothing and still finds the journal the checkpoint names.
+      await checkpointer.write(await checkpointer.rotate());
     } finally {
+      await journal.current.close().catch(() => {});
       await lock.release();
     }
   }
@@ -210,20 +201,21 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     commit: (ops: BatchOp[]) => (closed ? guard(() => undefined) : committer.submit(ops)),
     async checkpoint() {
       if (closed) throw new Error(`lowdb storage ${dir} is closed`);
-      await running;
+      await checkpointer.running;
       if (closed) throw new Error(`lowdb storage ${dir} is closed`);
-      await startCheckpoint();
+      await checkpointer.start();
     },
     stats: () => ({
       commits: committer.commits,
       fsyncs,
-      checkpoints: checkpointCount,
-      journalBytes: journal.size,
-      journalGeneration: journal.generation,
+      checkpoints: checkpointer.count,
+      journalBytes: journal.current.size,
+      journalGeneration: journal.current.generation,
       replayedOnOpen: replayed,
-      tornBytesOnOpen: tornBytes,
-      checkpointRunning: running !== null,
-      lastCheckpointError,
+      tornBytesOnOpen: report?.bytes ?? 0,
+      recovery: report,
+      checkpointRunning: checkpointer.running !== null,
+      lastCheckpointError: checkpointer.lastError,
     }),
     close() {
       closed = true;

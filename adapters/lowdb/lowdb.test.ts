@@ -1,25 +1,24 @@
-import { spawnSync } from 'node:child_process';
-import { appendFile, cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+/**
+ * The lowdb adapter: the conformance suite (plain and with tiny checkpoints), checkpoints, group
+ * commit, racing commits and journal write failures. Recovery, locks and the codec have their own files.
+ */
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isStorageConflict } from '../../src/ports.ts';
-import type { BatchOp, DocumentHead, Storage } from '../../src/ports.ts';
+import { isStorageConflict, recordTopic, streamTopic } from '../../src/ports.ts';
+import { ChangeNotifier } from '../core/change-notifier.ts';
+import type { BatchOp, Storage } from '../../src/ports.ts';
 import { storageConformance } from '../conformance.ts';
 import { MemoryCore } from '../core/memory-core.ts';
 import { memoryStorage } from '../memory/index.ts';
 import { crc32, crc32Portable } from './crc32.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { lowdbStorage, type LowdbStorage, type LowdbStorageOptions } from './index.ts';
-
-const tempDirs: string[] = [];
-async function tempDir(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'kw-lowdb-'));
-  tempDirs.push(dir);
-  return dir;
-}
+import { FILE_HEADER_BYTES } from './journal-codec.ts';
+import { append, crashCopy, create, dump, head, put, removeTempDirs, tempDir, text } from './test-kit.ts';
 
 function harness(options: Omit<LowdbStorageOptions, 'dir'> = {}) {
   return async () => {
@@ -44,116 +43,10 @@ function harness(options: Omit<LowdbStorageOptions, 'dir'> = {}) {
 storageConformance('lowdb', harness());
 storageConformance('lowdb, checkpoint every 2 KiB', harness({ checkpointEveryBytes: 2048 }));
 
-/* ---------- lowdb-specific behaviour ---------- */
-
-const text = new TextEncoder();
-const head = (ref: string, version: number, extra: Partial<DocumentHead> = {}): DocumentHead => ({
-  documentRef: ref,
-  spaceRef: 'spc',
-  accountId: 'acct',
-  title: ref,
-  version,
-  snapshotVersion: 1,
-  contentSha256: `sha${version}`,
-  blockCount: 1,
-  createdAt: 1,
-  updatedAt: version,
-  ...extra,
-});
-const create = (ref: string): BatchOp => ({ kind: 'document.create', head: head(ref, 1), snapshot: text.encode(`snap ${ref}`) });
-const append = (ref: string, version: number, size = 16): BatchOp => ({
-  kind: 'document.append',
-  head: head(ref, version),
-  update: Uint8Array.from({ length: size }, (_, i) => (i + version) % 256),
-});
-const put = (key: string, value: unknown, expectedRevision?: number | null): BatchOp =>
-  expectedRevision === undefined
-    ? { kind: 'record.put', collection: 'c', key, value }
-    : { kind: 'record.put', collection: 'c', key, value, expectedRevision };
-
-/** Everything observable about `refs`, collection `c` and account `acct`, as plain data. */
-async function dump(storage: Storage, refs: string[]) {
-  const docs = [];
-  for (const ref of refs) {
-    const doc = await storage.loadDocument(ref);
-    docs.push(doc && { head: doc.head, snapshot: Array.from(doc.snapshot), updates: doc.updates.map((u) => [u.version, Array.from(u.update)]) });
-  }
-  return { docs, records: await storage.listRecords('c'), heads: await storage.listDocumentHeads('acct', 1000) };
-}
-
-/** What a crash would leave: the folder's files as they are now, minus the live process's LOCK. */
-async function crashCopy(dir: string): Promise<string> {
-  const copy = await tempDir();
-  await cp(dir, copy, { recursive: true, filter: (src) => !src.endsWith('LOCK') });
-  return copy;
-}
-
-async function journalOf(dir: string): Promise<string> {
-  const names = (await readdir(dir)).filter((n) => n.startsWith('journal-')).sort();
-  assert.ok(names.length > 0, 'a journal exists');
-  return join(dir, names[names.length - 1]);
-}
 
 const test = suite('lowdb storage');
 
-test.after(async () => {
-  for (const dir of tempDirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-
-test('a torn last journal line is discarded on reopen and cut off before new appends', async () => {
-  const dir = await tempDir();
-  const storage = await lowdbStorage({ dir });
-  await storage.commit([create('d1'), put('k', { n: 1 }, null)]);
-  await storage.commit([append('d1', 2)]);
-  await storage.commit([append('d1', 3), put('k', { n: 2 }, 1)]);
-  const expected = await dump(storage, ['d1']);
-  const journal = await readFile(await journalOf(dir));
-  const lastLine = journal.subarray(journal.lastIndexOf(0x0a, journal.length - 2) + 1);
-  const tails: [string, Uint8Array][] = [
-    ['half a line', lastLine.subarray(0, lastLine.length >> 1)],
-    ['garbage without newline', text.encode('{"seq":')],
-    ['zeros', new Uint8Array(4096)],
-    ['a complete line with a bad checksum', text.encode(`00000000 ${lastLine.subarray(9).toString()}`)],
-  ];
-  for (const [what, tail] of tails) {
-    const copy = await crashCopy(dir);
-    await appendFile(await journalOf(copy), tail);
-    const reopened = await lowdbStorage({ dir: copy });
-    assert.equal(await dump(reopened, ['d1']), expected, `${what}: state is the last complete batch`);
-    assert.is(reopened.stats().tornBytesOnOpen, tail.length, `${what}: torn bytes reported`);
-    await reopened.commit([append('d1', 4)]);
-    const again = await crashCopy(copy);
-    const third = await lowdbStorage({ dir: again });
-    assert.is((await third.getDocumentHead('d1'))?.version, 4, `${what}: appends after the cut replay`);
-    assert.is(third.stats().tornBytesOnOpen, 0);
-    await third.close();
-    await reopened.close();
-  }
-  await storage.close();
-});
-
-test('a damaged line followed by intact lines refuses to open with a clear message', async () => {
-  const dir = await tempDir();
-  const storage = await lowdbStorage({ dir });
-  await storage.commit([create('d1')]);
-  await storage.commit([append('d1', 2, 64)]);
-  await storage.commit([append('d1', 3)]);
-  const copy = await crashCopy(dir);
-  await storage.close();
-  const path = await journalOf(copy);
-  const journal = await readFile(path);
-  const secondLine = journal.indexOf(0x0a) + 1;
-  journal[secondLine + 60] ^= 0x01;
-  await writeFile(path, journal);
-  let message = '';
-  await lowdbStorage({ dir: copy }).then(
-    (s) => s.close(),
-    (error: Error) => (message = error.message),
-  );
-  assert.match(message, /corrupt at line 2/);
-  assert.match(message, /Refusing to open/);
-  assert.not.ok((await readdir(copy)).includes('LOCK'), 'a failed open releases the lock');
-});
+test.after(removeTempDirs);
 
 test('a checkpoint happens when the journal exceeds checkpointEveryBytes, and the state survives a crash and a reopen', async () => {
   const dir = await tempDir();
@@ -222,6 +115,17 @@ test('journal replay after a crash restores every kind of op exactly', async () 
     [{ kind: 'record.delete', collection: 'c', key: 'k/2', expectedRevision: 1 }, put('k/3', 'three')],
     [append('d2', 2), { kind: 'document.compact', documentRef: 'd2', snapshotVersion: 2, snapshot: new Uint8Array(0) }],
     [{ kind: 'document.append', head: head('d1', 5, { title: 'tïtle', updatedAt: 99 }), update: new Uint8Array([0, 255]) }],
+    [
+      { kind: 'record.put', collection: 'c', key: 'j1', value: { s: 'queued' }, index: { partition: 'cred ✓', sortKey: '0002' } },
+      { kind: 'record.put', collection: 'c', key: 'j2', value: null, index: { partition: 'cred ✓', sortKey: '0001' } },
+      { kind: 'stream.append', stream: 'ev:j1', seq: 1, value: { type: 'queued', at: 1.5 } },
+    ],
+    [
+      { kind: 'record.put', collection: 'c', key: 'j1', value: { s: 'done' }, index: { partition: 'cred ✓', sortKey: '0000' } },
+      { kind: 'record.put', collection: 'c', key: 'j2', value: 2 },
+      { kind: 'stream.append', stream: 'ev:j1', seq: 2, value: 'ünïcode' },
+      { kind: 'stream.append', stream: 'ev:j1', seq: 3, value: [null] },
+    ],
   ];
   for (const ops of batches) {
     await storage.commit(ops);
@@ -232,6 +136,9 @@ test('journal replay after a crash restores every kind of op exactly', async () 
   assert.is(crashed.stats().replayedOnOpen, batches.length);
   assert.equal(await dump(crashed, ['d1', 'd2']), await dump(memory, ['d1', 'd2']));
   assert.equal(await crashed.loadUpdates('d1', 3), await memory.loadUpdates('d1', 3));
+  assert.equal(await crashed.listPage('c', 'cred ✓', 10), await memory.listPage('c', 'cred ✓', 10));
+  assert.equal(await crashed.readStream('ev:j1', 0, 10), await memory.readStream('ev:j1', 0, 10));
+  assert.is(await crashed.streamHead('ev:j1'), 3);
   await crashed.close();
   await storage.close();
 });
@@ -263,40 +170,14 @@ test('a corrupt checkpoint refuses to open with a clear message', async () => {
   assert.match(message, /checkpoint is not valid/);
 });
 
-test('a second open of a locked folder fails while the first is open', async () => {
-  const dir = await tempDir();
-  const first = await lowdbStorage({ dir });
-  let message = '';
-  await lowdbStorage({ dir }).then(
-    (s) => s.close(),
-    (error: Error) => (message = error.message),
-  );
-  assert.match(message, /is locked by this process/);
-  assert.is(await first.getRecord('c', 'k'), null, 'the first storage is unaffected');
-  await first.commit([put('k', 1)]);
-  await first.close();
-  const second = await lowdbStorage({ dir });
-  assert.is((await second.getRecord('c', 'k'))?.value, 1);
-  await second.close();
-});
-
-test('a stale lock whose pid is not alive is taken over', async () => {
-  const dir = await tempDir();
-  const dead = spawnSync(process.execPath, ['-e', '']).pid;
-  assert.ok(dead !== undefined && dead > 0);
-  await writeFile(join(dir, 'LOCK'), `${dead}\n`);
-  const storage = await lowdbStorage({ dir });
-  assert.is((await readFile(join(dir, 'LOCK'), 'utf8')).trim(), String(process.pid));
-  await storage.close();
-  assert.not.ok((await readdir(dir)).includes('LOCK'), 'close releases the lock');
-});
-
-test('close writes a checkpoint, removes the journals and releases the lock', async () => {
+test('close writes a checkpoint naming a fresh empty journal, removes the older journals and releases the lock', async () => {
   const dir = await tempDir();
   const storage = await lowdbStorage({ dir });
   await storage.commit([create('d1'), put('k', 1)]);
   await storage.close();
-  assert.equal((await readdir(dir)).sort(), ['checkpoint.json']);
+  assert.equal((await readdir(dir)).sort(), ['checkpoint.json', 'journal-000002.log']);
+  assert.is((await readFile(join(dir, 'journal-000002.log'))).length, FILE_HEADER_BYTES, 'the new journal holds only its header');
+  assert.is(JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')).nextJournal, 2);
   assert.is(storage.stats().checkpoints, 1);
 });
 
@@ -393,6 +274,35 @@ test('fsync: false still journals every commit and reopens', async () => {
   assert.equal(await dump(reopened, ['d1']), await dump(storage, ['d1']));
   await reopened.close();
   await storage.close();
+});
+
+test('a listener runs only after its batch is fdatasync-ed and applied; a failed journal write notifies nobody', async () => {
+  const dir = await tempDir();
+  const storage = await lowdbStorage({ dir });
+  const seen: { fsyncs: number; commits: number; head: Promise<number> }[] = [];
+  storage.subscribe(streamTopic('s'), () => {
+    const stats = storage.stats();
+    seen.push({ fsyncs: stats.fsyncs, commits: stats.commits, head: storage.streamHead('s') });
+  });
+  for (let seq = 1; seq <= 3; seq++) {
+    const before = storage.stats();
+    await storage.commit([{ kind: 'stream.append', stream: 's', seq, value: seq }]);
+    const at = seen[seq - 1];
+    assert.ok(at.fsyncs > before.fsyncs, `batch ${seq}: fdatasync done before the listener ran`);
+    assert.is(at.commits, before.commits + 1, `batch ${seq}: counted as committed`);
+    assert.is(await at.head, seq, `batch ${seq}: readable from the listener`);
+  }
+  await storage.close();
+
+  const notifier = new ChangeNotifier();
+  let calls = 0;
+  notifier.subscribe(recordTopic('c', 'k'), () => calls++);
+  let fail = true;
+  const committer = new GroupCommitter(new MemoryCore(), { write: async () => { if (fail) throw new Error('disk full'); } }, 0, () => {}, notifier);
+  await committer.submit([put('k', 1)]).then(() => assert.unreachable('the write fails'), () => {});
+  fail = false;
+  await committer.submit([put('k', 2)]).catch(() => {});
+  assert.is(calls, 0);
 });
 
 test('the native and portable crc32 agree, and match the standard check value', () => {

@@ -45,8 +45,8 @@ export function memoryStorage(): Storage {
   const core = new MemoryCore();
   const notifier = new ChangeNotifier();
   let closed = false;
-  // Each method settles synchronously; written out (no per-call closure) because the engine calls
-  // getDocumentHead, getRecord and commit on every mutation.
+  // Each method settles synchronously. getDocumentHead, getRecord and commit are written out (no
+  // per-call closure) because the engine calls them on every mutation.
   return {
     getDocumentHead(documentRef) {
       if (closed) return Promise.reject(closedError());
@@ -72,14 +72,7 @@ export function memoryStorage(): Storage {
         return Promise.reject(error);
       }
     },
-    listRecords(collection, prefix) {
-      if (closed) return Promise.reject(closedError());
-      try {
-        return Promise.resolve(core.listRecords(collection, prefix));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    },
+    listRecords: (collection, prefix) => settle(closed, () => core.listRecords(collection, prefix)),
     listPage: (collection, partition, limit, after) => settle(closed, () => core.listPage(collection, partition, limit, after)),
     readStream: (stream, afterSeq, limit) => settle(closed, () => core.readStream(stream, afterSeq, limit)),
     streamHead: (stream) => settle(closed, () => core.streamHead(stream)),

@@ -6,6 +6,7 @@ import type { ActivationState } from '../auth/activation.ts';
 import type { BudgetStatus } from '../auth/budgets.ts';
 import type { Credential } from '../auth/credentials.ts';
 import type { Engine } from '../engine.ts';
+import type { SseLimits } from './sse.ts';
 import type { PlainRequest } from './types.ts';
 
 /** How the embedding program set up the edge (see `ApiHandlerOptions`). */
@@ -14,6 +15,8 @@ export interface EdgeSettings {
   documentPages: 'sign-in-required' | 'open' | 'off';
   /** The published OpenAPI document as JSON text. */
   openApiJson: () => string;
+  /** Limits of event streams (the contract's values unless the embedding program sets others). */
+  eventStreams: SseLimits;
 }
 
 /** The state of one request as the pipeline fills it in. */

@@ -26,10 +26,9 @@ export function errorResponse(ctx: RequestContext, e: ServiceError, extraHeaders
   const error = apiErrorOf(e);
   const status = statusOf(error.code);
   const headers = baseHeaders(ctx, JSON_TYPE);
-  if (status === 429 || status === 503) {
-    if (error.retryAfterMs === undefined) error.retryAfterMs = status === 503 ? DEFAULT_UNAVAILABLE_RETRY_MS : 1000;
-    headers['retry-after'] = retryAfterSeconds(error.retryAfterMs);
-  }
+  if ((status === 429 || status === 503) && error.retryAfterMs === undefined) error.retryAfterMs = status === 503 ? DEFAULT_UNAVAILABLE_RETRY_MS : 1000;
+  // 429 and 503 always, and any other error that names a delay (409 REPORT_NOT_READY) carry Retry-After.
+  if (error.retryAfterMs !== undefined) headers['retry-after'] = retryAfterSeconds(error.retryAfterMs);
   if (extraHeaders) Object.assign(headers, extraHeaders);
   return { status, headers, body: errorBody(ctx, error) };
 }

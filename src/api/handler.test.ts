@@ -276,7 +276,7 @@ edge('research job start: 410 FEATURE_RETIRED after auth, scope and validation; 
   assertError(await s.req('/api/v1/research-jobs', { method: 'POST', body: SPEC }), 401, 'AUTH_REQUIRED');
 });
 
-edge('research reads answer what is true while no job can exist: an empty page, and 404 for every job, charged', async ({ s }) => {
+edge('research reads without jobs: an empty page, 404 for unknown jobs, 400 for malformed cursors before the lookup, charged', async ({ s }) => {
   const cred = await s.credential({ scopes: ['research:read', 'research:run'], requestBudget: 50 });
   const job = `kjob_${'a'.repeat(48)}`;
   const list = await s.req('/api/v1/research-jobs', { token: cred.token });

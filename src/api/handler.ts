@@ -25,6 +25,7 @@ import { exceedsBytes, queryParam, utf8Length } from './http-util.ts';
 import { listOperations, openApiJson } from './registry/index.ts';
 import { wireFieldNames, type AnyOperation, type OperationInput } from './registry/operation.ts';
 import { createRouter } from './router.ts';
+import type { SseLimits } from './sse.ts';
 import { activationBlocked } from './unavailable.ts';
 import { MAX_REQUEST_BODY, MAX_RESPONSE_BODY, type Handler, type PlainRequest, type PlainResponse } from './types.ts';
 
@@ -51,6 +52,11 @@ export interface ApiHandlerOptions {
    * Must not throw.
    */
   onResponse?: ((event: ResponseEvent) => void) | undefined;
+  /**
+   * Limits of research-job event streams; default the contract's: `retry: 5000`, a keep-alive after
+   * 15 s of silence, closing after 1024 events or 20 s. Tests and benchmarks shorten them.
+   */
+  eventStreams?: SseLimits | undefined;
 }
 
 /** What {@link ApiHandlerOptions.onResponse} receives. */
@@ -149,7 +155,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     ? async () => ({ ...(await engine.activation.get()), ...overrides })
     : () => engine.activation.get();
 
-  const settings: EdgeSettings = { documentPages: options.documentPages ?? 'sign-in-required', openApiJson };
+  const settings: EdgeSettings = { documentPages: options.documentPages ?? 'sign-in-required', openApiJson, eventStreams: options.eventStreams ?? {} };
   const operations = listOperations().filter((op) => op.operationId !== 'getDocumentPage' || settings.documentPages !== 'off');
   const router = createRouter(operations);
   const fieldNames = new Map(operations.map((op) => [op, wireFieldNames(op.input)]));
@@ -239,6 +245,11 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
           { requiredAction: 'refresh-resource' },
         ),
       );
+    }
+    const op = ctx.operation;
+    if (op?.researchBudget && ctx.credential) {
+      const runs = engine.jobs.runsRemaining(ctx.credential.actor);
+      if (runs !== null) response.headers['x-service-research-runs-remaining'] = String(runs);
     }
     if (ctx.request.method === 'HEAD' && response.body !== undefined) {
       const b = response.body;

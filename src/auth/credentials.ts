@@ -10,6 +10,7 @@ import type { Actor, EngineDeps } from '../deps.ts';
 import { invalid, notFound, ServiceError, type FieldError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { createBudgetLedger, type BudgetStatus } from './budgets.ts';
+import type { Principal } from './principal-schema.ts';
 import { isScope, type Scope } from './scopes.ts';
 import { constantTimeEqual, credentialRefOfToken, displayPrefix, mintToken } from './tokens.ts';
 
@@ -75,22 +76,7 @@ export interface CreatedCredential {
   credential: Credential;
 }
 
-/** The contract's Principal (data of GET /api/v1/auth). */
-export interface Principal {
-  v: 1;
-  credentialRef: string;
-  displayPrefix: string;
-  label: string;
-  scopes: Scope[];
-  requestBudget: number;
-  remainingBudget: number;
-  expiresAt: string | null;
-  spaceRef?: string;
-  documentRef?: string;
-  browserHref?: string;
-  /** The request budget window (the contract leaves the budgets object's fields open). */
-  budgets?: { request: { limit: number; remaining: number; windowMs: number; resetsAt: string } };
-}
+export type { Principal } from './principal-schema.ts';
 
 /** The credential service the engine exposes as `engine.credentials`. */
 export interface CredentialService {

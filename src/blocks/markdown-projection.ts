@@ -203,6 +203,19 @@ function oneLine(md: string, lost: Set<string>, reason: string): string {
   return inlineToMarkdown(flat);
 }
 
+/**
+ * A code block's own Markdown: its fenced block. The fence is three or more backticks, longer than any
+ * backtick run in the code (tildes when the language itself holds a backtick).
+ */
+export function codeBlockMarkdown(code: string, language: string): string {
+  return codeFence(code, language).lines.join('\n');
+}
+
+/** A table's own Markdown: its GFM pipe table (first row as header, pipes escaped, rows padded). */
+export function tableMarkdown(rows: readonly (readonly string[])[]): string {
+  return pipeTable(rows, new Set())?.lines.join('\n') ?? '';
+}
+
 function codeFence(code: string, language: string): Rendered {
   const ch = language.includes('`') ? '~' : '`';
   let longest = 0;

@@ -6,6 +6,7 @@
 import * as Y from 'yjs';
 import { renderOwnPrefix } from './blocknote.ts';
 import type { BlockRecord } from './model.ts';
+import { flatString, utf8Length } from '../text.ts';
 
 const BLOCKS_KEY = 'blocks';
 const DOC_PREFIX = '{"type":"blocks","blocks":[';
@@ -46,15 +47,6 @@ const PART_FIRST = 1;
 /** A chunk's part ends the document (the document suffix). */
 const PART_LAST = 2;
 
-/**
- * Make V8 store a concatenated string as one flat sequence now (ToNumber must read it whole), so
- * that later joins, hashes and writes copy it instead of walking its concatenation tree each time.
- */
-function flatten(text: string): string {
-  void Number(text);
-  return text;
-}
-
 /** Chunks are split in halves above this many top-level blocks. */
 const CHUNK_MAX = 128;
 /** Top-level blocks per chunk when the index is built. */
@@ -67,21 +59,6 @@ function newChunk(ids: string[]): Chunk {
 function staleChunk(chunk: Chunk): void {
   chunk.part = null;
   chunk.bytes = -1;
-}
-
-/** UTF-8 byte length of a string without encoding it. */
-function utf8Length(text: string): number {
-  let bytes = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) bytes += 1;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 2; // a surrogate pair: 4 bytes for 2 code units
-      i++;
-    } else bytes += 2;
-  }
-  return bytes;
 }
 
 /** A write planned by a mutation: a record to set, or null to delete the block. */
@@ -386,7 +363,7 @@ export class BlockTree {
     for (let i = 0; i < kids.length; i++) out += (i ? ',' : '') + this.fragment(kids[i]!);
     out += DOC_SUFFIX;
     // Top-level fragments are copied into their chunk's text on every re-join: keep them flat.
-    node.fragment = node.chunk !== null ? flatten(out) : out;
+    node.fragment = node.chunk !== null ? flatString(out) : out;
     return node.fragment;
   }
 
@@ -398,7 +375,7 @@ export class BlockTree {
     for (let i = 0; i < ids.length; i++) text += i === 0 ? this.fragment(ids[i]!) : `,${this.fragment(ids[i]!)}`;
     if (kind & PART_LAST) text += DOC_SUFFIX;
     // One flat copy: the document text and its hash read one flat piece per chunk.
-    chunk.part = flatten(text);
+    chunk.part = flatString(text);
     chunk.partKind = kind;
     chunk.bytes = -1;
     return chunk.part;
@@ -441,6 +418,14 @@ export class BlockTree {
     for (let i = 1; i < parts.length; i++) out += parts[i]!;
     this.docJson = out;
     return out;
+  }
+
+  /** Length (UTF-16 units) of {@link BlockTree.json}, from its cached pieces. */
+  jsonLength(): number {
+    const parts = this.jsonParts();
+    let length = 0;
+    for (let i = 0; i < parts.length; i++) length += parts[i]!.length;
+    return length;
   }
 
   /** UTF-8 length of {@link BlockTree.json}, from per-chunk counts (only stale chunks are measured). */

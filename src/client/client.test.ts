@@ -306,11 +306,4 @@ test('the same client works over node:http', async () => {
   }
 });
 
-test('the client, worker and MCP entry points resolve by package name', async () => {
-  const client = await import('knowledge-workspace/client');
-  const worker = await import('knowledge-workspace/transports/worker');
-  const mcp = await import('knowledge-workspace/transports/mcp');
-  for (const f of [client.createClient, worker.startWorkerHost, worker.serveStorage, mcp.runMcpStdio, mcp.mountMcp, mcp.createMcpServer]) assert.type(f, 'function');
-});
-
 test.run();

@@ -5,16 +5,15 @@
  * (or on 204, which says the job is terminal and nothing follows the cursor).
  * @module
  */
-import type * as v from 'valibot';
 import type { AnyOperation } from '../api/registry/index.ts';
-import type { ResearchJobEventSchema } from '../api/response-schemas.ts';
+import type { ResearchJobEvent } from '../jobs/schemas.ts';
 import { sendWithRetries, type CallSettings } from './call.ts';
 import { ApiClientError } from './errors.ts';
 import { sleep } from './retry.ts';
 import { parseSse } from './sse.ts';
 
 /** One research-job event. */
-export type JobEvent = v.InferOutput<typeof ResearchJobEventSchema>;
+export type JobEvent = ResearchJobEvent;
 
 /** Event kinds after which a job sends nothing more. */
 export const TERMINAL_EVENT_KINDS: ReadonlySet<string> = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);

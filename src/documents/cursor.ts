@@ -32,7 +32,7 @@ export function encodeCursor(list: string, credential: string, pos: HeadCursor):
  */
 export function decodeCursor(list: string, credential: string, cursor: string): HeadCursor {
   const bad = () => invalid('The cursor is not a cursor of this list for this credential; send back nextCursor unchanged.', [
-    { field: 'query.cursor', message: 'is not a valid cursor of this list for this credential' },
+    { field: 'cursor', message: 'is not a valid cursor of this list for this credential' },
   ]);
   if (!/^[A-Za-z0-9_-]{1,1024}$/.test(cursor)) throw bad();
   let body: Partial<CursorBody>;
@@ -49,7 +49,7 @@ export function decodeCursor(list: string, credential: string, cursor: string): 
 export function parseLimit(raw: string | undefined): number {
   if (raw === undefined) return 20;
   if (!/^\d{1,3}$/.test(raw) || Number(raw) < 1 || Number(raw) > 50) {
-    throw invalid('limit must be an integer from 1 to 50.', [{ field: 'query.limit', message: 'must be an integer from 1 to 50' }]);
+    throw invalid('limit must be an integer from 1 to 50.', [{ field: 'limit', message: 'must be an integer from 1 to 50' }]);
   }
   return Number(raw);
 }

@@ -3,10 +3,14 @@
  * @module
  */
 import { parseInline } from '../blocks/inline-markdown.ts';
+import { codeBlockMarkdown, tableMarkdown } from '../blocks/markdown-projection.ts';
 import type { BlockTree } from '../blocks/tree.ts';
 import type { FlatBlock } from './types.ts';
 
-/** The `blocks` representation: every block in document order with parent, index and own fields. */
+/**
+ * The `blocks` representation: every block in document order with parent, index, own fields and own
+ * Markdown (inline Markdown for text blocks, the fenced block of a code block, the pipe table of a table).
+ */
 export function flatBlocks(tree: BlockTree): FlatBlock[] {
   const out: FlatBlock[] = [];
   for (const e of tree.walk()) {
@@ -21,8 +25,10 @@ export function flatBlocks(tree: BlockTree): FlatBlock[] {
     if (r.ck !== undefined) block.checked = r.ck;
     if (r.code !== undefined) block.code = r.code;
     if (r.lang !== undefined) block.language = r.lang;
+    if (r.t === 'codeBlock') block.markdown = codeBlockMarkdown(r.code ?? '', r.lang ?? '');
     if (r.rows !== undefined) {
       block.rows = r.rows;
+      block.markdown = tableMarkdown(r.rows);
       const cited = new Set<string>();
       for (const row of r.rows) for (const cell of row) {
         const parsed = parseInline(cell);

@@ -1,22 +1,35 @@
 /**
  * Idempotency keys: the first application of a write stores its result under the key; an exact
- * repeat replays it; the same key with another request is IDEMPOTENCY_CONFLICT.
+ * repeat inside the retention window replays it; the same key with another request is
+ * IDEMPOTENCY_CONFLICT; after the window the key is free for a new intent.
  * @module
  */
+import type { Clock } from '../clock.ts';
 import { ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import type { BatchOp, Storage } from '../ports.ts';
+import { ExpirySweeper } from './sweep.ts';
 
 /** The storage collection of idempotency records. */
 export const IDEMPOTENCY_COLLECTION = 'idempotency';
+
+/** How long a record answers replays by default: 24 hours. */
+export const DEFAULT_RETENTION_MS = 24 * 3600_000;
 
 /** What is stored under a key. `result` is operation-specific. */
 export interface IdempotencyRecord<T = unknown> {
   /** SHA-256 over the operation, target, precondition and body. */
   fingerprint: string;
   receiptRef: string;
+  /** Epoch ms of the first application; the record expires `retentionMs` later. */
   createdAt: number;
   result: T;
+}
+
+/** Tuning of {@link IdempotencyStore}. */
+export interface IdempotencyOptions {
+  /** How long a record replays (ms); default {@link DEFAULT_RETENTION_MS}. */
+  retentionMs?: number | undefined;
 }
 
 /**
@@ -26,13 +39,13 @@ export interface IdempotencyRecord<T = unknown> {
 export function requireIdempotencyKey(key: string | undefined): string {
   if (key === undefined || key === '') {
     throw new ServiceError('IDEMPOTENCY_REQUIRED', 'This write needs an Idempotency-Key header (16-128 letters, digits, underscores or hyphens).', {
-      fieldErrors: [{ field: 'headers.Idempotency_Key', message: 'is required' }],
+      fieldErrors: [{ field: 'idempotencyKey', message: 'is required' }],
       requiredAction: 'choose-new-idempotency-key',
     });
   }
   if (!Patterns.idempotencyKey.test(key)) {
     throw new ServiceError('INVALID_REQUEST', 'Idempotency-Key must be 16-128 characters of letters, digits, underscores or hyphens.', {
-      fieldErrors: [{ field: 'headers.Idempotency_Key', message: 'must be 16-128 characters of letters, digits, underscores or hyphens' }],
+      fieldErrors: [{ field: 'idempotencyKey', message: 'must be 16-128 characters of letters, digits, underscores or hyphens' }],
     });
   }
   return key;
@@ -44,26 +57,51 @@ export function scopedKey(accountId: string, key: string): string {
 }
 
 /**
- * Idempotency over the storage port, with in-flight tracking.
- * @remarks A duplicate that arrives while the first is being applied waits for it and then sees its
- * stored record. Records are written by the caller in the same batch as the change they describe
- * ({@link IdempotencyStore.recordOp}), so a write and its record are atomic.
+ * Idempotency over the storage port, with in-flight tracking and expiry.
+ * @remarks A duplicate that arrives while the first is being applied in this process waits for it and
+ * then sees its stored record; one applied by another process meanwhile makes the final commit fail
+ * with a storage conflict, after which the caller looks the key up again ({@link IdempotencyStore.find}).
+ * Records are written by the caller in the same batch as the change they describe
+ * ({@link IdempotencyStore.recordOp}), so a write and its record are atomic. Expired records are
+ * replaced in place by the next use of their key and removed in the background by a sweep.
  */
 export class IdempotencyStore {
   private readonly inflight = new Map<string, Promise<unknown>>();
+  /** Revisions of expired records seen by a lookup, so that the next record replaces them. */
+  private readonly expired = new Map<string, number>();
+  private readonly sweeper: ExpirySweeper;
+  readonly retentionMs: number;
 
-  constructor(private readonly storage: Storage) {}
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Clock,
+    options: IdempotencyOptions = {},
+  ) {
+    this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+    if (!(this.retentionMs > 0)) throw new RangeError('idempotency retention must be a positive number of milliseconds');
+    this.sweeper = new ExpirySweeper(storage, clock, IDEMPOTENCY_COLLECTION, this.retentionMs);
+  }
 
   /**
-   * Look a key up. Returns the stored record when its fingerprint matches (a replay), null when the
-   * key is unused, and throws IDEMPOTENCY_CONFLICT when it is bound to another request.
+   * Look a key up after any application of it in flight here has settled. Returns the stored record
+   * when its fingerprint matches (a replay), null when the key is unused or its record expired, and
+   * throws IDEMPOTENCY_CONFLICT when it is bound to another request.
    */
   async lookup<T>(scope: string, fingerprint: string): Promise<IdempotencyRecord<T> | null> {
     for (let pending = this.inflight.get(scope); pending; pending = this.inflight.get(scope)) {
       await pending.catch(() => undefined);
     }
+    return this.find<T>(scope, fingerprint);
+  }
+
+  /** {@link IdempotencyStore.lookup} without waiting for applications in flight. */
+  async find<T>(scope: string, fingerprint: string): Promise<IdempotencyRecord<T> | null> {
     const stored = await this.storage.getRecord<IdempotencyRecord<T>>(IDEMPOTENCY_COLLECTION, scope);
     if (!stored) return null;
+    if (this.clock.now() - stored.value.createdAt >= this.retentionMs) {
+      this.expired.set(scope, stored.revision);
+      return null;
+    }
     if (stored.value.fingerprint !== fingerprint) {
       throw new ServiceError(
         'IDEMPOTENCY_CONFLICT',
@@ -79,6 +117,7 @@ export class IdempotencyStore {
     this.inflight.set(scope, application);
     const settled = () => {
       if (this.inflight.get(scope) === application) this.inflight.delete(scope);
+      this.sweeper.maybeSweep();
     };
     void application.then(settled, settled);
     return application;
@@ -89,8 +128,18 @@ export class IdempotencyStore {
     return this.inflight.has(scope);
   }
 
-  /** The batch op that stores a record; it fails the batch if the key was taken meanwhile. */
+  /**
+   * The batch op that stores a record; it fails the batch if the key was taken meanwhile (or, for a
+   * key whose record expired, if that record changed meanwhile).
+   */
   recordOp<T>(scope: string, record: IdempotencyRecord<T>): BatchOp {
-    return { kind: 'record.put', collection: IDEMPOTENCY_COLLECTION, key: scope, value: record, expectedRevision: null };
+    const replaces = this.expired.get(scope);
+    if (replaces !== undefined) this.expired.delete(scope);
+    return { kind: 'record.put', collection: IDEMPOTENCY_COLLECTION, key: scope, value: record, expectedRevision: replaces ?? null };
+  }
+
+  /** Settles when the background sweep (if any) has settled. */
+  flush(): Promise<void> {
+    return this.sweeper.flush();
   }
 }

@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { LanguageSchema, ProposalRefSchema, ReviewRefSchema, SpaceRefSchema } from '../values.ts';
-import { boundedPattern, int, maxArray, rangeArray, str } from '../schema-kit.ts';
+import { boundedPattern, maxArray, rangeArray, str } from '../schema-kit.ts';
 
 /** A proposal-local key. */
 export const ProposalKey = boundedPattern(1, 96, /^[a-z][a-z0-9]*([._:-][a-z0-9]+)*$/, 'Proposal-local key: 1-96 characters, lowercase, starting with a letter.');

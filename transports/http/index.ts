@@ -1,6 +1,6 @@
 /**
- * The HTTP transport: the node:http listener over the plain handler, and the dev server of `kw serve`.
+ * The HTTP transport: the node:http listener over the plain handler. The dev server of `kw serve`
+ * (storage choice, demo seed, operator key) is composed in app/, not here.
  * @module
  */
-export { listen } from './listener.ts';
-export { serve, generateOperatorKey, DEMO_RECORD_FILE, type DevServer, type ServeOptions } from './serve.ts';
+export { listen, type ListenOptions, type Listening } from './listener.ts';

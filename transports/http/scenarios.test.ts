@@ -1,17 +1,33 @@
 /**
- * The API scenario suite (../conformance.ts) over the node:http transport: the dev server of
- * `kw serve` with memory storage on a real socket, port 0, reached with the global fetch.
+ * The API scenario suite (../conformance/) over the node:http transport: engine (memory storage) and
+ * API handler behind the listener on a real socket, port 0, reached with the global fetch.
  * @module
  */
-import { apiScenarios } from '../conformance.ts';
-import { serve } from './serve.ts';
+import { randomBytes } from 'node:crypto';
+import { memoryStorage } from '../../adapters/memory/index.ts';
+import { createApiHandler } from '../../src/api/handler.ts';
+import { createEngine } from '../../src/engine.ts';
+import { apiScenarios } from '../conformance/index.ts';
+import { listen } from './listener.ts';
 
 apiScenarios('node:http', async () => {
-  const server = await serve({ port: 0, storage: 'memory', seed: 'none' });
+  const operatorKey = randomBytes(32).toString('base64url');
+  const storage = memoryStorage();
+  // Bind first so the engine's baseUrl (browserHref) is the socket's real URL.
+  let handler: Parameters<typeof listen>[0] = async () => ({ status: 503, headers: { 'retry-after': '1' } });
+  const listener = await listen((request) => handler(request), { host: '127.0.0.1', port: 0 });
+  const engine = createEngine({ storage, baseUrl: listener.url });
+  handler = createApiHandler({ engine, operatorKey });
   return {
     fetch: globalThis.fetch,
-    baseUrl: server.url,
-    operatorKey: server.operatorKey,
-    teardown: () => server.close(),
+    baseUrl: listener.url,
+    operatorKey,
+    teardown: async () => {
+      try {
+        await listener.close();
+      } finally {
+        await engine.close();
+      }
+    },
   };
 });

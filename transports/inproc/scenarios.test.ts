@@ -1,5 +1,5 @@
 /**
- * The API scenario suite (../conformance.ts) over the in-process fetch: engine (memory storage) and
+ * The API scenario suite (../conformance/) over the in-process fetch: engine (memory storage) and
  * API handler behind createFetch, no socket.
  * @module
  */
@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { createApiHandler } from '../../src/api/handler.ts';
 import { createEngine } from '../../src/engine.ts';
-import { apiScenarios } from '../conformance.ts';
+import { apiScenarios } from '../conformance/index.ts';
 import { createFetch } from './index.ts';
 
 apiScenarios('in-process fetch', async () => {

@@ -131,7 +131,11 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
     worker.on('exit', (exitCode) => {
       const wasUp = c.up;
       c.up = false;
-      if (!wasUp) settle.reject(new Error(`the engine worker did not start: ${fatal ?? `exit code ${exitCode}`}`));
+      if (!wasUp) {
+        // A start that failed: its ready promise says so, and scheduleRestart retries with backoff.
+        settle.reject(new Error(`the engine worker did not start: ${fatal ?? `exit code ${exitCode}`}`));
+        return;
+      }
       if (c !== conn) return;
       if (closing) {
         failInFlight('The engine worker stopped while shutting down.');

@@ -1,10 +1,10 @@
 /**
- * The API scenario suite (../conformance.ts) over the worker transport: the engine (memory storage)
+ * The API scenario suite (../conformance/) over the worker transport: the engine (memory storage)
  * in a worker thread, reached through the host's fetch.
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { apiScenarios } from '../conformance.ts';
+import { apiScenarios } from '../conformance/index.ts';
 import { startWorkerHost } from './index.ts';
 
 apiScenarios('worker thread', async () => {

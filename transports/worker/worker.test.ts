@@ -196,7 +196,7 @@ test('a crash under load: in-flight requests get 503 with Retry-After, no acknow
     }
     // After the restart: the same keys either replay a write that committed before the crash, or apply it now.
     const retried = await Promise.all(unavailable.map((o) => create(o.key)));
-    for (const o of retried) assert.ok(o.status === 201 || o.status === 200, `retry: ${o.status}`);
+    for (const o of retried) assert.ok(o.status === 201 || o.status === 200, `retry: ${o.status} ${o.code ?? ''}`);
     assert.is(host.stats().crashes, 1);
 
     const acknowledged = [...before, ...during, ...retried].filter((o) => o.ref !== undefined);

@@ -1,18 +1,20 @@
 /**
- * Research jobs. Fresh hosted starts are retired (410 FEATURE_RETIRED after auth, scope and
- * validation, since no research runner is installed). No job can exist on this server yet, so the
- * reads answer what is true: the list is an empty page, and every job reference is 404 NOT_FOUND once
- * the request itself is well-formed.
+ * Research jobs over the jobs service: list, start (410 FEATURE_RETIRED unless a runner is installed),
+ * read (conditional), events (JSON page or Server-Sent Events), cancel, and report export.
  * @module
  */
 import * as v from 'valibot';
-import { ServiceError, invalid, notFound } from '../../errors.ts';
-import { requireIdempotencyKey } from '../../idempotency/idempotency.ts';
-import { Patterns } from '../../ids.ts';
-import { parseOrThrow } from '../../validation.ts';
+import type { Actor } from '../../deps.ts';
 import { parseLimit } from '../../documents/cursor.ts';
-import { ok } from '../envelope.ts';
-import { utf8Length } from '../http-util.ts';
+import { documentDataBody } from '../../documents/serialize.ts';
+import { ServiceError, isServiceError } from '../../errors.ts';
+import { Patterns } from '../../ids.ts';
+import { CancellationRequestSchema, ResearchReportSpecSchema, type ResearchJobEvent } from '../../jobs/schemas.ts';
+import { TERMINAL_EVENT_KINDS } from '../../jobs/states.ts';
+import { parseOrThrow } from '../../validation.ts';
+import type { RequestContext } from '../context.ts';
+import { baseHeaders, ok } from '../envelope.ts';
+import { etagMatches, weakEtag } from '../http-util.ts';
 import { defineOperation } from '../registry/operation.ts';
 import {
   AcceptEventsHeader,
@@ -25,33 +27,45 @@ import {
   pathId,
 } from '../registry/params.ts';
 import {
-  CancellationRequestSchema,
   ReportEnvelopeSchema,
   ResearchJobEnvelopeSchema,
   ResearchJobEventPageEnvelopeSchema,
   ResearchJobPageEnvelopeSchema,
-  ResearchReportSpecSchema,
 } from '../response-schemas.ts';
-
-/** Maximum canonical UTF-8 size of an acceptance contract. */
-export const ACCEPTANCE_MAX_BYTES = 32_768;
+import { sseStream, type SseEvent } from '../sse.ts';
+import type { PlainResponse } from '../types.ts';
 
 const READ_SCOPES = ['research:read', 'research:run'] as const;
 const jobId = pathId(Patterns.jobId, 'A research job id: kjob_ and 48 lowercase hex characters.');
-const noSuchJob = () => notFound('The research job');
+const actorOf = (ctx: RequestContext): Actor => ctx.credential!.actor;
+const ReportFormatSchema = v.picklist(['rich-json', 'markdown'], 'must be rich-json or markdown');
+const notFoundJob = { description: 'NOT_FOUND: unknown job, or one another credential created (indistinguishable).' };
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_KINDS);
+const EVENT_STREAM = /(^|,)\s*text\/event-stream\s*(;|,|$)/i;
 
-/** An event cursor: a decimal sequence (after, Last-Event-ID). */
-const EVENT_CURSOR = /^(0|[1-9]\d{0,15})$/;
-
-function checkEventCursor(value: string | undefined, field: string): void {
-  if (value !== undefined && !EVENT_CURSOR.test(value)) {
-    throw invalid('An event cursor is the decimal eventId of an earlier event.', [{ field, message: 'must be a decimal event sequence' }]);
-  }
+/** A 304 when If-None-Match matches the current representation. */
+function notModified(ctx: RequestContext, ifNoneMatch: string | undefined, revision: string, etag: string): PlainResponse | null {
+  if (ifNoneMatch === undefined || !etagMatches(ifNoneMatch, etag)) return null;
+  const headers = baseHeaders(ctx, null);
+  headers['service-revision'] = revision;
+  headers.etag = etag;
+  return { status: 304, headers };
 }
 
-const ReportFormatSchema = v.picklist(['rich-json', 'markdown'], 'must be rich-json or markdown');
+function sseEvent(event: ResearchJobEvent): SseEvent {
+  return { id: event.eventId, json: JSON.stringify(event), terminal: TERMINAL.has(event.kind) };
+}
 
-const notFoundJob = { description: 'NOT_FOUND: unknown job, or one another credential created (indistinguishable).' };
+/** A cursor error of the service names `after`; when the client sent Last-Event-ID, name that instead. */
+function cursorFromHeader(e: unknown): never {
+  if (isServiceError(e) && e.fieldErrors?.some((f) => f.field === 'after')) {
+    throw new ServiceError(e.code, e.message.replace(/\bafter\b/, 'Last-Event-ID'), {
+      fieldErrors: e.fieldErrors.map((f) => (f.field === 'after' ? { field: 'lastEventId', message: f.message } : f)),
+      cause: e,
+    });
+  }
+  throw e;
+}
 
 /** GET /api/v1/research-jobs */
 export const listJobs = defineOperation({
@@ -71,15 +85,9 @@ export const listJobs = defineOperation({
     200: { description: 'A page of job summaries.', json: ResearchJobPageEnvelopeSchema },
     400: { description: 'INVALID_REQUEST: bad limit or cursor.' },
   },
-  run(ctx, input) {
-    parseLimit(input.query.limit);
-    if (input.query.cursor !== undefined) {
-      // No page of this list has ever carried a nextCursor, so no cursor can belong to it.
-      throw invalid('The cursor is not a cursor of this list for this credential; send back nextCursor unchanged.', [
-        { field: 'cursor', message: 'is not a valid cursor of this list for this credential' },
-      ]);
-    }
-    return ok(ctx, 200, '{"items":[],"nextCursor":null}');
+  async run(ctx, input) {
+    const page = await ctx.engine.jobs.list(actorOf(ctx), { limit: parseLimit(input.query.limit), cursor: input.query.cursor });
+    return ok(ctx, 200, JSON.stringify(page));
   },
 });
 
@@ -102,8 +110,12 @@ export const readJob = defineOperation({
     304: { description: 'Not modified since the If-None-Match ETag.', headers: ['Service-Revision', 'ETag'] },
     404: notFoundJob,
   },
-  run() {
-    throw noSuchJob();
+  async run(ctx, input) {
+    const { job, revision } = await ctx.engine.jobs.read(actorOf(ctx), input.path.jobId);
+    const etag = weakEtag(revision, 'job');
+    const unchanged = notModified(ctx, input.headers.ifNoneMatch, revision, etag);
+    if (unchanged) return unchanged;
+    return ok(ctx, 200, JSON.stringify(job), { headers: { 'service-revision': revision, etag } });
   },
 });
 
@@ -132,10 +144,32 @@ export const readJobEvents = defineOperation({
     400: { description: 'INVALID_REQUEST: after or Last-Event-ID is not one valid event cursor.' },
     404: notFoundJob,
   },
-  run(_ctx, input) {
-    checkEventCursor(input.query.after, 'after');
-    checkEventCursor(input.headers.lastEventId, 'lastEventId');
-    throw noSuchJob();
+  async run(ctx, input) {
+    const actor = actorOf(ctx);
+    const id = input.path.jobId;
+    // An EventSource reconnects to the same URL with Last-Event-ID: the header is the newer position.
+    const resume = input.headers.lastEventId;
+    // A malformed cursor is refused before the job is looked up; one past the job's events by the service.
+    if (resume !== undefined) parseOrThrow(LastEventIdHeader.schema, resume, 'Last-Event-ID', 'lastEventId');
+    else if (input.query.after !== undefined) parseOrThrow(AfterQuery.schema, input.query.after, 'after cursor', 'after');
+    const after = resume ?? input.query.after;
+    const onError = resume === undefined ? (e: unknown): never => { throw e; } : cursorFromHeader;
+    if (!EVENT_STREAM.test(input.headers.accept ?? '')) {
+      const page = await ctx.engine.jobs.events(actor, id, { after }).catch(onError);
+      return ok(ctx, 200, JSON.stringify(page));
+    }
+    // Visibility and the cursor are checked now, while an error can still be answered.
+    const first = await ctx.engine.jobs.events(actor, id, { after, limit: 1 }).catch(onError);
+    const headers = baseHeaders(ctx, null);
+    if (first.items.length === 0 && first.nextCursor === null) return { status: 204, headers }; // terminal, nothing after: stop reconnecting
+    headers['content-type'] = 'text/event-stream; charset=utf-8';
+    headers['cache-control'] = 'no-cache, no-transform';
+    headers['x-accel-buffering'] = 'no';
+    const jobs = ctx.engine.jobs;
+    async function* events(signal: AbortSignal): AsyncGenerator<SseEvent> {
+      for await (const event of await jobs.follow(actor, id, { after, signal })) yield sseEvent(event);
+    }
+    return { status: 200, headers, stream: sseStream(events, ctx.request.signal, ctx.settings.eventStreams) };
   },
 });
 
@@ -165,15 +199,13 @@ export const cancelJob = defineOperation({
     412: { description: 'PRECONDITION_FAILED: stale Service-If-Revision.' },
     428: { description: 'PRECONDITION_REQUIRED: Service-If-Revision is missing.' },
   },
-  run(_ctx, input) {
-    requireIdempotencyKey(input.headers.idempotencyKey);
-    if (!input.headers.ifRevision) {
-      throw new ServiceError('PRECONDITION_REQUIRED', 'A cancellation needs a Service-If-Revision header: read the job and send back its Service-Revision.', {
-        requiredAction: 'refresh-resource',
-      });
-    }
-    parseOrThrow(CancellationRequestSchema, input.body, 'cancellation body (exactly {"v":1})');
-    throw noSuchJob();
+  async run(ctx, input) {
+    const out = await ctx.engine.jobs.cancel(actorOf(ctx), input.path.jobId, {
+      idempotencyKey: input.headers.idempotencyKey,
+      ifRevision: input.headers.ifRevision,
+      body: input.body,
+    });
+    return ok(ctx, 200, JSON.stringify(out.job), { receipt: out.receipt, headers: { 'service-revision': out.revision } });
   },
 });
 
@@ -212,19 +244,29 @@ export const readJobReport = defineOperation({
       headers: ['Retry-After'],
     },
   },
-  run(ctx, input) {
+  async run(ctx, input) {
     const format = parseOrThrow(ReportFormatSchema, input.query.format, 'format', 'format');
     if (format === 'rich-json' && !ctx.credential!.scopeSet.has('document:read')) {
       throw new ServiceError('FORBIDDEN', 'Exporting a report as rich-json also needs the scope document:read.');
     }
-    throw noSuchJob();
+    const read = await ctx.engine.jobs.report(actorOf(ctx), input.path.jobId, format);
+    const etag = weakEtag(read.revision, read.format);
+    const unchanged = notModified(ctx, input.headers.ifNoneMatch, read.revision, etag);
+    if (unchanged) return unchanged;
+    const revisionHeaders = { 'service-revision': read.revision, etag };
+    if (read.format === 'rich-json') return ok(ctx, 200, documentDataBody(read.document), { headers: revisionHeaders });
+    if (read.format !== 'markdown') throw new Error(`unexpected report representation ${read.format}`);
+    const headers = baseHeaders(ctx, 'text/markdown; charset=utf-8');
+    Object.assign(headers, revisionHeaders);
+    headers['x-service-markdown-loss-count'] = String(read.lossCount);
+    return { status: 200, headers, body: read.markdown };
   },
 });
 
 /**
- * POST /api/v1/research-jobs. Checks the key, the spec and the boundary (a document-bound credential
- * must name its own document; a new-document start needs an account-wide credential), then answers
- * 410 FEATURE_RETIRED.
+ * POST /api/v1/research-jobs. The jobs service checks the key, the spec and the boundary (a
+ * document-bound credential must name its own document; a new-document start needs an account-wide
+ * credential); without a runner a fresh start answers 410 FEATURE_RETIRED and creates nothing.
  */
 export const startJob = defineOperation({
   operationId: 'startResearchJob',
@@ -244,31 +286,18 @@ export const startJob = defineOperation({
     body: { schema: ResearchReportSpecSchema, component: 'ResearchReportSpec' },
   },
   responses: {
-    202: { description: 'Accepted: the job.', json: ResearchJobEnvelopeSchema, headers: ['Service-Revision'] },
+    202: { description: 'Accepted (or an exact replay of an accepted start): the job.', json: ResearchJobEnvelopeSchema, headers: ['Service-Revision', 'Location'] },
     400: { description: 'INVALID_REQUEST: bad body; IDEMPOTENCY_REQUIRED: missing Idempotency-Key.' },
     404: { description: 'NOT_FOUND: the target document is not visible.' },
     409: { description: 'IDEMPOTENCY_CONFLICT: the key is bound to a different request.' },
     410: { description: 'FEATURE_RETIRED: fresh hosted research is retired; use your own agent with the document tools.' },
   },
   async run(ctx, input) {
-    requireIdempotencyKey(input.headers.idempotencyKey);
-    const spec = parseOrThrow(ResearchReportSpecSchema, input.body, 'research report spec');
-    if (spec.acceptance !== undefined && utf8Length(JSON.stringify(spec.acceptance)) > ACCEPTANCE_MAX_BYTES) {
-      throw invalid('The acceptance contract exceeds 32768 canonical UTF-8 bytes.', [
-        { field: 'acceptance', message: 'must be at most 32768 bytes as canonical JSON' },
-      ]);
-    }
-    const actor = ctx.credential!.actor;
-    if (spec.spaceRef.kind === 'document') {
-      await ctx.engine.documents.head(actor, spec.spaceRef.documentRef); // NOT_FOUND outside the boundary
-    } else if (actor.documentRef !== null) {
-      throw new ServiceError('FORBIDDEN', 'A document-bound credential cannot start research in a new document; name its bound document.');
-    }
-    throw new ServiceError(
-      'FEATURE_RETIRED',
-      'Fresh hosted research is retired: this server has no research runner. Use your own agent with the document tools; reports of earlier jobs stay readable.',
-      { retryable: false },
-    );
+    const out = await ctx.engine.jobs.start(actorOf(ctx), { idempotencyKey: input.headers.idempotencyKey, body: input.body });
+    return ok(ctx, 202, JSON.stringify(out.job), {
+      receipt: out.receipt,
+      headers: { 'service-revision': out.revision, location: `/api/v1/research-jobs/${out.job.jobId}` },
+    });
   },
 });
 

@@ -8,7 +8,7 @@ import { Patterns } from '../../ids.ts';
 import type { HeaderDef, ParamDef } from './operation.ts';
 
 const pattern = (re: RegExp, description: string) => v.pipe(v.string(), v.regex(re), v.description(description));
-const decimal = pattern(/^(0|[1-9][0-9]*)$/, 'A decimal event sequence, exactly as carried by an event id.');
+const decimal = v.pipe(v.string(), v.regex(/^(0|[1-9][0-9]{0,15})$/, 'must be a decimal event id'), v.description('A decimal event sequence, exactly as carried by an event id.'));
 
 /** `Idempotency-Key`: every write needs one. */
 export const IdempotencyKeyHeader: HeaderDef = {

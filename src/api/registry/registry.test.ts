@@ -73,4 +73,32 @@ test('what the handler enforces matches the declarations: no token, a token with
   }
 });
 
+test('fieldErrors name inputs as the client sent them: a header by its name, query values as query.<name>', async () => {
+  const s = await startServer();
+  try {
+    const token = (await s.credential({ scopes: ['document:create', 'document:read', 'document:write'] })).token;
+    const missingKey = await s.req('/api/v1/documents', { method: 'POST', token, body: { v: 1, title: 'T' } });
+    assert.is(missingKey.status, 400);
+    assert.is(missingKey.json.error.code, 'IDEMPOTENCY_REQUIRED');
+    assert.equal(missingKey.json.error.fieldErrors.map((f: Json) => f.field), ['Idempotency_Key']);
+    const badKey = await s.req('/api/v1/documents', { method: 'POST', token, headers: { 'idempotency-key': 'short' }, body: { v: 1, title: 'T' } });
+    assert.equal(badKey.json.error.fieldErrors.map((f: Json) => f.field), ['Idempotency_Key']);
+    const created = await s.req('/api/v1/documents', { method: 'POST', token, headers: { 'idempotency-key': 'k'.repeat(20) }, body: { v: 1, title: 'T' } });
+    const ref = created.json.data.documentRef;
+    const badFormat = await s.req(`/api/v1/documents/${ref}?format=pdf`, { token });
+    assert.equal(badFormat.json.error.fieldErrors.map((f: Json) => f.field), ['query.format']);
+    const badLimit = await s.req('/api/v1/documents?limit=0', { token });
+    assert.equal(badLimit.json.error.fieldErrors.map((f: Json) => f.field), ['query.limit']);
+    const badBody = await s.req(`/api/v1/documents/${ref}/mutations`, {
+      method: 'POST',
+      token,
+      headers: { 'idempotency-key': 'm'.repeat(20), 'service-if-revision': String(created.headers['service-revision']) },
+      body: { v: 1, intent: 'x', mutation: { kind: 'edit' } },
+    });
+    assert.ok(badBody.json.error.fieldErrors.every((f: Json) => f.field.startsWith('mutation')), JSON.stringify(badBody.json.error));
+  } finally {
+    await s.close();
+  }
+});
+
 test.run();

@@ -1,0 +1,126 @@
+/**
+ * `kw serve`: flags → {@link serve}, then the `--json` line or the banner, and a graceful stop on
+ * SIGINT/SIGTERM.
+ * @module
+ */
+import { KW, oneOf, parseDuration, parseFlags, parseInteger, UsageError } from './usage.ts';
+import { serve, type DevServer, type ServeOptions } from './serve.ts';
+
+/** Where the CLI writes; replaceable in tests. */
+export interface CliIO {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+const HELP = `${KW} serve --help`;
+
+/** Flags of `kw serve` → options of {@link serve}; wrong flags throw a {@link UsageError}. */
+export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { json: boolean } {
+  const { values } = parseFlags(
+    args,
+    {
+      host: { type: 'string' },
+      port: { type: 'string' },
+      data: { type: 'string' },
+      storage: { type: 'string' },
+      seed: { type: 'string' },
+      'operator-key': { type: 'string' },
+      'capture-allow-private': { type: 'boolean' },
+      'budget-window': { type: 'string' },
+      'dev-open-document-pages': { type: 'boolean' },
+      json: { type: 'boolean' },
+      log: { type: 'string' },
+      quiet: { type: 'boolean' },
+    },
+    HELP,
+  );
+  const operatorKey = values['operator-key'];
+  if (operatorKey !== undefined && operatorKey.length < 16) throw new UsageError('--operator-key must be at least 16 characters', HELP);
+  if (values.host === '') throw new UsageError('--host must not be empty', HELP);
+  if (values.data === '') throw new UsageError('--data must not be empty', HELP);
+  const storage = oneOf('--storage', values.storage, ['lowdb', 'memory'] as const, 'lowdb', HELP);
+  if (values.data !== undefined && storage === 'memory') throw new UsageError('--data needs --storage lowdb (memory storage keeps nothing on disk)', HELP);
+  const format = oneOf('--log', values.log, ['text', 'json'] as const, 'text', HELP);
+  if (values.quiet && values.log !== undefined) throw new UsageError('--quiet and --log exclude each other', HELP);
+  return {
+    host: values.host ?? '127.0.0.1',
+    port: values.port === undefined ? 8787 : parseInteger('--port', values.port, 0, 65_535, HELP),
+    storage,
+    ...(values.data === undefined ? {} : { data: values.data }),
+    seed: oneOf('--seed', values.seed, ['demo', 'none'] as const, 'none', HELP),
+    ...(operatorKey === undefined ? {} : { operatorKey }),
+    captureAllowPrivate: values['capture-allow-private'] ?? false,
+    ...(values['budget-window'] === undefined ? {} : { budgetWindowMs: parseDuration(values['budget-window'], HELP) }),
+    documentPages: values['dev-open-document-pages'] ? 'open' : 'sign-in-required',
+    ...(values.quiet ? {} : { requestLog: { write: (line: string) => io.err(line), format } }),
+    json: values.json ?? false,
+  };
+}
+
+function printBanner(server: DevServer, pagesOpen: boolean, io: CliIO): void {
+  const where = server.storageKind === 'lowdb' ? `lowdb storage in ${server.dataDir}` : 'memory storage (nothing is kept)';
+  io.out(`kw: listening on ${server.url} (${where})`);
+  io.out(`kw: operator key: ${server.operatorKey}${server.operatorKeyGenerated ? '  (generated; pass --operator-key to choose one)' : ''}`);
+  if (server.demo) {
+    io.out(`kw: demo token (account demo, every scope)${server.demoSeededNow ? '' : ', reused from the data folder'}:`);
+    io.out(`    ${server.demo.token}`);
+    io.out(`kw: demo document: ${server.demo.documentRef}`);
+    io.out('kw: try it:');
+    io.out(`    export TOKEN=${server.demo.token}`);
+    io.out(`    curl -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`);
+    io.out(`    curl -H "Authorization: Bearer $TOKEN" "${server.url}/api/v1/documents/${server.demo.documentRef}?format=markdown"`);
+  } else {
+    io.out('kw: create a token (in another terminal, from this folder):');
+    io.out(`    ${KW} token create --url ${server.url} --operator-key ${server.operatorKey} --scopes document:create,document:read,document:write`);
+    io.out('kw: then try it:');
+    io.out(`    curl -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`);
+  }
+  if (pagesOpen) io.out('kw: WARNING --dev-open-document-pages: /documents/{documentRef} pages show private documents to anyone who can reach this server');
+  io.out(`kw: OpenAPI document: ${server.url}/openapi.json`);
+  io.out('kw: press Ctrl-C to stop');
+}
+
+/**
+ * `kw serve` without the signal handling: parse the flags, start the server, print the `--json` line
+ * or the banner. The caller owns the returned server.
+ */
+export async function startServe(args: string[], io: CliIO): Promise<DevServer> {
+  const { json, ...options } = serveOptionsFrom(args, io);
+  const server = await serve(options);
+  if (json) {
+    io.out(JSON.stringify({ url: server.url, operatorKey: server.operatorKey, demo: server.demo ? { token: server.demo.token } : null }));
+  } else {
+    printBanner(server, options.documentPages === 'open', io);
+  }
+  return server;
+}
+
+/** Stop on SIGINT/SIGTERM: finish in-flight requests, close the engine, exit 0. A second signal exits 1 at once. */
+export function stopOnSignals(server: DevServer, io: CliIO): void {
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      io.err(`kw: ${signal} again, exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    io.err(`kw: ${signal}: finishing in-flight requests and closing storage`);
+    const force = setTimeout(() => {
+      io.err('kw: could not stop within 15 s, exiting');
+      process.exit(1);
+    }, 15_000);
+    force.unref();
+    server.close().then(
+      () => {
+        io.err('kw: stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        io.err(`kw: error while stopping: ${(error as Error)?.message ?? String(error)}`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

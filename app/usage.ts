@@ -1,0 +1,118 @@
+/**
+ * The help texts of `kw`, the usage error and the small flag parsers the commands share.
+ * @module
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** How a user reaches the installed command from the folder they are in. */
+export const KW = 'npx kw';
+
+/** `kw serve --help`. */
+export const SERVE_HELP = `Usage: ${KW} serve [options]
+
+Run the API server for local development (the dev server).
+
+Options:
+  --host HOST                 interface to bind (default 127.0.0.1)
+  --port PORT                 port, 0 picks a free one (default 8787)
+  --data DIR                  data folder of the lowdb storage (default ./.kw-data)
+  --storage lowdb|memory      where state lives (default lowdb)
+  --seed demo|none            load the demo fixtures once into the data folder (default none)
+  --operator-key KEY          operator key of /operator/v1, at least 16 characters
+                              (default: generated and printed)
+  --capture-allow-private     let library capture fetch private and loopback addresses
+  --budget-window DURATION    request-budget window, e.g. 500ms, 30s, 10m, 24h, 7d (default 24h)
+  --dev-open-document-pages   serve /documents/{documentRef} pages WITHOUT sign-in: anyone who can
+                              reach the server reads every private document shown there (default:
+                              those pages answer 401 and point to the API)
+  --json                      print one JSON line {"url","operatorKey","demo"} first on stdout
+  --log text|json             request log format on stderr, one line per request (default text)
+  --quiet                     no request log
+  -h, --help                  show this text
+`;
+
+/** `kw token create --help`. */
+export const TOKEN_HELP = `Usage: ${KW} token create [options]
+
+Create a credential through the operator API of a running server.
+
+Options:
+  --url URL                   server URL, e.g. http://127.0.0.1:8787 (required)
+  --operator-key KEY          operator key (required)
+  --scopes a,b                comma-separated scopes (required)
+  --account A                 owning account (default owner)
+  --document REF              bind the credential to one document (documentRef)
+  --budget N                  request budget 1-10000 (default 10000)
+  --expires-in-days D         lifetime 1-90 days (default 90)
+  --label TEXT                label (default "kw token create")
+  --json                      print the created credential as one JSON line
+  -h, --help                  show this text
+`;
+
+/** `kw help`: every command. */
+export const USAGE = `Usage: ${KW} <command> [options]
+
+Commands:
+  serve                       run the API server for local development
+  token create                create a credential through the operator API
+  help                        show this text
+
+Options:
+  -h, --help                  show help (also after a command: ${KW} serve --help)
+  -v, --version               print the version
+
+Run "${KW} <command> --help" for the options of a command.
+`;
+
+/** A wrong command line: printed as one line naming what is wrong and where help is; exit code 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  /** The help command that explains the failing command, e.g. `npx kw serve --help`. */
+  readonly helpCommand: string;
+  constructor(message: string, helpCommand = `${KW} --help`) {
+    super(message);
+    this.helpCommand = helpCommand;
+  }
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parse a duration such as `500ms`, `30s`, `10m`, `24h` or `7d` into milliseconds. */
+export function parseDuration(text: string, helpCommand?: string): number {
+  const m = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
+  if (!m) throw new UsageError(`--budget-window: "${text}" is not a duration like 500ms, 30s, 10m, 24h or 7d`, helpCommand);
+  const ms = Number(m[1]) * DURATION_UNITS[m[2]!]!;
+  if (!Number.isSafeInteger(ms) || ms <= 0) throw new UsageError('--budget-window must be greater than zero', helpCommand);
+  return ms;
+}
+
+/** An integer flag within [min, max]. */
+export function parseInteger(flag: string, text: string, min: number, max: number, helpCommand?: string): number {
+  const n = Number(text);
+  if (!/^\d+$/.test(text) || n < min || n > max) {
+    throw new UsageError(`${flag} must be an integer from ${min} to ${max}, not "${text}"`, helpCommand);
+  }
+  return n;
+}
+
+/** One of a fixed set of values, or the fallback when the flag is absent. */
+export function oneOf<T extends string>(flag: string, text: string | undefined, values: readonly T[], fallback: T, helpCommand?: string): T {
+  if (text === undefined) return fallback;
+  if (!(values as readonly string[]).includes(text)) {
+    throw new UsageError(`${flag} must be one of ${values.join(', ')}, not "${text}"`, helpCommand);
+  }
+  return text as T;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** `parseArgs` in strict mode without positionals; its errors become one-line {@link UsageError}s. */
+export function parseFlags<const O extends Options>(args: string[], options: O, helpCommand: string) {
+  try {
+    return parseArgs({ args, options, strict: true, allowPositionals: false });
+  } catch (error) {
+    // node's messages can go on with a second sentence (about `--` separators); the first says it all.
+    const first = (error as Error).message.split(/\.\s/)[0]!;
+    throw new UsageError(first.replace(/^Unknown option '(.+)'$/, 'unknown option $1').replace(/^Unexpected argument/, 'unexpected argument'), helpCommand);
+  }
+}

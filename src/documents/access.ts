@@ -1,0 +1,22 @@
+/**
+ * The visibility boundary of documents: an actor sees its account's documents, or only its one
+ * document with a document-bound credential.
+ * @module
+ */
+import type { Actor } from '../deps.ts';
+import { notFound } from '../errors.ts';
+import { Patterns } from '../ids.ts';
+import type { DocumentHead, Storage } from '../ports.ts';
+
+/** True when `head` exists and lies inside the actor's boundary. */
+export function visibleTo(actor: Actor, head: DocumentHead | null): head is DocumentHead {
+  return head !== null && head.accountId === actor.accountId && (actor.documentRef === null || actor.documentRef === head.documentRef);
+}
+
+/** The stored head of a document the actor may see; NOT_FOUND when malformed, absent or outside the boundary. */
+export async function visibleHead(storage: Storage, actor: Actor, documentRef: string): Promise<DocumentHead> {
+  if (!Patterns.documentRef.test(documentRef)) throw notFound('The document');
+  const head = await storage.getDocumentHead(documentRef);
+  if (!visibleTo(actor, head)) throw notFound('The document');
+  return head;
+}

@@ -1,0 +1,107 @@
+/**
+ * The loaded-document cache: each document's tree at a known head, kept for the least recently used
+ * {@link DocumentCache} size, caught up from the storage log when another process moved it on.
+ * @module
+ */
+import { BlockTree } from '../blocks/tree.ts';
+import type { Actor } from '../deps.ts';
+import { notFound } from '../errors.ts';
+import type { DocumentHead, Storage } from '../ports.ts';
+import { visibleHead, visibleTo } from './access.ts';
+import type { DocumentView, FlatBlock, MarkdownLoss } from './types.ts';
+
+/** A document held in memory: its head and its tree at `head.version`, with per-version caches. */
+export interface Loaded {
+  head: DocumentHead;
+  tree: BlockTree;
+  /** Updates (count and bytes) logged since the stored snapshot, and the snapshot's size. */
+  logCount: number;
+  logBytes: number;
+  snapshotBytes: number;
+  /** Representations of `head.version`, built on first read (null: not yet). */
+  view: DocumentView | null;
+  blocks: FlatBlock[] | null;
+  markdown: { markdown: string; losses: MarkdownLoss[] } | null;
+  createdIso?: string;
+  href?: string;
+  /** The Service-Revision of `head`, when computed for its version. */
+  revision?: { version: number; text: string };
+}
+
+/** A fresh cache entry for a tree at `head`. */
+export function newLoaded(head: DocumentHead, tree: BlockTree, logCount: number, logBytes: number, snapshotBytes: number): Loaded {
+  return { head, tree, logCount, logBytes, snapshotBytes, view: null, blocks: null, markdown: null };
+}
+
+/** Move a cache entry to its next version (its representations are rebuilt on the next read). */
+export function advance(loaded: Loaded, head: DocumentHead, updates: number, bytes: number): void {
+  loaded.head = head;
+  loaded.view = loaded.blocks = loaded.markdown = null;
+  loaded.logCount += updates;
+  loaded.logBytes += bytes;
+}
+
+/** Loaded documents by ref, least recently used first. */
+export class DocumentCache {
+  private readonly entries = new Map<string, Loaded>();
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly size: number,
+  ) {}
+
+  /** The entry of `ref`, without touching its recency. */
+  peek(ref: string): Loaded | undefined {
+    return this.entries.get(ref);
+  }
+
+  /** Keep `loaded` as the most recently used entry of `ref`. */
+  remember(ref: string, loaded: Loaded): void {
+    this.entries.delete(ref);
+    this.entries.set(ref, loaded);
+    if (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  /** Forget `ref` (its tree ran ahead of storage, or failed to compact): storage is the truth. */
+  drop(ref: string): void {
+    this.entries.delete(ref);
+  }
+
+  /** The document as this process must see it now, or NOT_FOUND when absent or outside the boundary. */
+  async load(actor: Actor, ref: string): Promise<Loaded> {
+    const head = await visibleHead(this.storage, actor, ref);
+    return this.cachedAt(ref, head) ?? this.loadAt(actor, ref, head);
+  }
+
+  /**
+   * The cached document when it is at `head` (read from storage after the request arrived) or
+   * beyond it (a later mutation of this process, committed since), else null.
+   */
+  cachedAt(ref: string, head: DocumentHead): Loaded | null {
+    const cached = this.entries.get(ref);
+    if (cached === undefined || cached.head.version < head.version) return null;
+    this.remember(ref, cached);
+    return cached;
+  }
+
+  /** Bring the document to `head`: catch up the cached tree from the log, or load it whole. */
+  async loadAt(actor: Actor, ref: string, head: DocumentHead): Promise<Loaded> {
+    const cached = this.entries.get(ref);
+    if (cached && cached.head.version < head.version) {
+      const updates = await this.storage.loadUpdates(ref, cached.head.version);
+      const current = this.entries.get(ref) === cached && cached.head.version < head.version;
+      if (updates && current && updates.length === head.version - cached.head.version) {
+        cached.tree.catchUp(updates.map((u) => u.update));
+        advance(cached, head, updates.length, updates.reduce((n, u) => n + u.update.byteLength, 0));
+        return cached;
+      }
+    }
+    const stored = await this.storage.loadDocument(ref);
+    if (!stored || !visibleTo(actor, stored.head)) throw notFound('The document');
+    const tree = BlockTree.load(stored.snapshot, stored.updates.map((u) => u.update));
+    const logBytes = stored.updates.reduce((n, u) => n + u.update.byteLength, 0);
+    const loaded = newLoaded(stored.head, tree, stored.updates.length, logBytes, stored.snapshot.byteLength);
+    this.remember(ref, loaded);
+    return loaded;
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * The document list: newest first, paged by opaque cursors bound to the credential.
+ * @module
+ */
+import type { Actor } from '../deps.ts';
+import type { DocumentHead, HeadCursor, Storage } from '../ports.ts';
+import { visibleTo } from './access.ts';
+import { decodeCursor, encodeCursor, parseLimit } from './cursor.ts';
+import type { DocumentPage } from './types.ts';
+import { summaryOf } from './view.ts';
+
+/** One page of the actor's documents (a document-bound actor sees at most its one document). */
+export async function listDocuments(
+  storage: Storage,
+  baseUrl: string,
+  actor: Actor,
+  query: { limit?: string | undefined; cursor?: string | undefined },
+): Promise<DocumentPage> {
+  const limit = parseLimit(query.limit);
+  const credential = actor.credentialRef ?? '';
+  const after = query.cursor === undefined ? undefined : decodeCursor('documents', credential, query.cursor);
+  let heads: DocumentHead[];
+  if (actor.documentRef !== null) {
+    const head = await storage.getDocumentHead(actor.documentRef);
+    heads = visibleTo(actor, head) && (!after || sortsAfter(head, after)) ? [head] : [];
+  } else {
+    heads = await storage.listDocumentHeads(actor.accountId, limit + 1, after);
+  }
+  const page = heads.slice(0, limit);
+  const last = page[page.length - 1];
+  const nextCursor = heads.length > limit && last ? encodeCursor('documents', credential, { updatedAt: last.updatedAt, documentRef: last.documentRef }) : null;
+  return { items: page.map((h) => summaryOf(h, baseUrl)), nextCursor };
+}
+
+/** True when `head` sorts strictly after the cursor position (newest first, ties by ref descending). */
+function sortsAfter(head: DocumentHead, after: HeadCursor): boolean {
+  return head.updatedAt < after.updatedAt || (head.updatedAt === after.updatedAt && head.documentRef < after.documentRef);
+}

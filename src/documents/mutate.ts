@@ -1,0 +1,120 @@
+/**
+ * Mutations: the checks of a mutation request, and its one application under the document's lock.
+ * @module
+ */
+import type { Actor } from '../deps.ts';
+import { ServiceError, conflict, invalid } from '../errors.ts';
+import { freezeRecordValue, isStorageConflict, type DocumentHead } from '../ports.ts';
+import { advance } from './cache.ts';
+import type { DocumentsContext } from './context.ts';
+import { exceedsDocumentLimit } from './limits.ts';
+import { planMutation } from './plan.ts';
+import type { DocumentMutationRequest } from './schemas.ts';
+import type { MutationOutcome, MutationReceipt } from './types.ts';
+import { currentRevision, viewOf } from './view.ts';
+
+const REVISION = /^[a-f0-9]{48}\.[1-9]\d{0,15}$/;
+
+/** Transaction origins, one per mutation kind (the origin names the operation). */
+const ORIGINS: Record<string, string> = { create: 'mutation:create', edit: 'mutation:edit', move: 'mutation:move', delete: 'mutation:delete' };
+
+/** The Service-If-Revision precondition: PRECONDITION_REQUIRED when absent, INVALID_REQUEST when not one we issue. */
+export function requireIfRevision(ifRevision: string | undefined): string {
+  if (ifRevision === undefined || ifRevision === '') {
+    throw new ServiceError('PRECONDITION_REQUIRED', 'This write needs a Service-If-Revision header: read the document and send back its Service-Revision.', {
+      requiredAction: 'refresh-resource',
+    });
+  }
+  if (!REVISION.test(ifRevision)) {
+    throw invalid('Service-If-Revision is not a revision this server issued; send the Service-Revision of your last read unchanged.', [
+      { field: 'ifRevision', message: 'is not a valid revision' },
+    ]);
+  }
+  return ifRevision;
+}
+
+/** What the one application of a mutation needs (checked and parsed before the document's lock). */
+export interface MutationJob {
+  actor: Actor;
+  documentRef: string;
+  /** The head read after the request arrived. */
+  head: DocumentHead;
+  ifRevision: string;
+  mutation: DocumentMutationRequest['mutation'];
+  scope: string;
+  fingerprint: string;
+}
+
+function staleRevision(version: number): ServiceError {
+  return new ServiceError(
+    'PRECONDITION_FAILED',
+    `The document is at version ${version}; your revision is stale. Read the current state, replan, and resend with the new revision.`,
+    { requiredAction: 'refresh-resource' },
+  );
+}
+
+/**
+ * The one application of a mutation, under the document's lock.
+ * @remarks The head read before the lock (after the request arrived) is as good as any later read
+ * for the precondition: storage's compare-and-set on append catches writes made since, and a
+ * cached tree newer than that head holds this process's own later commits.
+ */
+export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Promise<MutationOutcome> {
+  const { deps, cache } = ctx;
+  const { actor, documentRef, head, ifRevision, mutation, scope, fingerprint } = job;
+  const loaded = cache.cachedAt(documentRef, head) ?? (await cache.loadAt(actor, documentRef, head));
+  if (ifRevision !== currentRevision(loaded)) throw staleRevision(loaded.head.version);
+  const plan = planMutation(loaded.tree, mutation, deps.refs.blockId);
+  const base = loaded.head;
+  const update = loaded.tree.apply(plan.writes, ORIGINS[mutation.kind] ?? `mutation:${mutation.kind}`) ?? new Uint8Array([0, 0]);
+  if (exceedsDocumentLimit(loaded.tree)) {
+    cache.drop(documentRef); // the tree ran ahead of storage: reload it next time
+    throw conflict(
+      'The mutation would make the document larger than the 2 MB response limit, so it could no longer be read through the API; nothing was applied. Split the content over several documents.',
+      'mutation',
+    );
+  }
+  const now = Math.max(deps.clock.now(), base.updatedAt);
+  const newHead: DocumentHead = {
+    documentRef: base.documentRef,
+    spaceRef: base.spaceRef,
+    accountId: base.accountId,
+    title: base.title,
+    version: base.version + 1,
+    snapshotVersion: base.snapshotVersion,
+    contentSha256: deps.sha256(loaded.tree.jsonParts()),
+    blockCount: loaded.tree.size,
+    createdAt: base.createdAt,
+    updatedAt: now,
+  };
+  const receipt: MutationReceipt = {
+    v: 1,
+    documentRef,
+    operationRef: deps.refs.operationRef(),
+    baseVersion: base.version,
+    resultingVersion: newHead.version,
+    contentSha256: newHead.contentSha256,
+    affectedBlockIds: plan.affectedBlockIds,
+  };
+  const receiptRef = `rcpt_${deps.ids.hex(32)}`;
+  try {
+    await deps.storage.commit([
+      { kind: 'document.append', head: newHead, update },
+      // Frozen: the receipt is also returned, and an in-memory store may keep it as it is.
+      ctx.idem.recordOp(scope, freezeRecordValue({ fingerprint, receiptRef, createdAt: now, result: receipt })),
+    ]);
+  } catch (error) {
+    // The in-memory tree is ahead of storage now: drop it, storage is the truth.
+    cache.drop(documentRef);
+    if (isStorageConflict(error)) {
+      throw new ServiceError('PRECONDITION_FAILED', 'The document changed while this mutation was applied; read it again and resend.', {
+        requiredAction: 'refresh-resource',
+        cause: error,
+      });
+    }
+    throw error;
+  }
+  advance(loaded, newHead, 1, update.byteLength);
+  if (ctx.compactor.due(loaded)) ctx.compactor.later(documentRef);
+  return { document: viewOf(loaded, deps.baseUrl), receipt, idempotency: { idempotency: 'created', receiptRef, v: 1 } };
+}

@@ -1,0 +1,66 @@
+/**
+ * The research-jobs service interface and its options.
+ * @module
+ */
+import type { Actor } from '../deps.ts';
+import type { DocumentRead, DocumentsService, IdempotencyReceipt } from '../documents/types.ts';
+import type { ResearchRunContext, ResearchRunner } from './runner.ts';
+import type { ResearchJob, ResearchJobEvent, ResearchJobEventPage, ResearchJobPage } from './schemas.ts';
+
+/** A job and its opaque revision (Service-Revision). */
+export interface JobRead {
+  job: ResearchJob;
+  revision: string;
+}
+
+/** The result of a start or a cancellation: the job, its revision and the idempotency receipt. */
+export interface JobWriteResult extends JobRead {
+  receipt: IdempotencyReceipt;
+}
+
+/** Options of `createJobsService`. */
+export interface JobsServiceOptions {
+  /** The research runner; without one, fresh starts answer FEATURE_RETIRED. */
+  runner?: ResearchRunner | null | undefined;
+  /** The documents service (report documents, boundary checks). */
+  documents: DocumentsService;
+  /** Called with failures that have no caller to go to (a runner that throws, a failed recovery). */
+  onError?: ((error: unknown, jobId: string | null) => void) | undefined;
+  /**
+   * Recover jobs an earlier process left queued, running or waiting (default true). Only the one
+   * service that owns the storage should: a second service over the same storage (e.g. a seeding
+   * tool) passes false, or it would take over runs that are alive elsewhere.
+   */
+  recover?: boolean | undefined;
+  /** Lets other domains add methods (e.g. `submitProposal`) to each run's context. */
+  extendContext?: ((ctx: ResearchRunContext) => ResearchRunContext) | undefined;
+}
+
+/** The research-jobs service. */
+export interface JobsService {
+  /** Start a job (202). Without a runner: FEATURE_RETIRED, except an exact replay of an accepted start. */
+  start(actor: Actor, input: { idempotencyKey: string | undefined; body: unknown }): Promise<JobWriteResult>;
+  /** The actor's jobs, newest `updatedAt` first; `limit` 1-50 (default 20), `cursor` a nextCursor of this list. */
+  list(actor: Actor, input?: { limit?: number | undefined; cursor?: string | undefined }): Promise<ResearchJobPage>;
+  /** One job; NOT_FOUND unless the actor's credential created it. */
+  read(actor: Actor, jobId: string): Promise<JobRead>;
+  /** A page of events after `after` (decimal eventId, default "0"), at most `limit` (1-256, default 256). */
+  events(actor: Actor, jobId: string, input?: { after?: string | undefined; limit?: number | undefined }): Promise<ResearchJobEventPage>;
+  /**
+   * Follow events after `after` live. Checks visibility and the cursor first (so the caller can still
+   * answer 404/400), then returns an iterator that ends after the terminal event or when `signal` aborts.
+   */
+  follow(actor: Actor, jobId: string, input?: { after?: string | undefined; signal?: AbortSignal | undefined }): Promise<AsyncIterableIterator<ResearchJobEvent>>;
+  /** Cancel a non-terminal job; the body is exactly `{"v":1}`. */
+  cancel(actor: Actor, jobId: string, input: { idempotencyKey: string | undefined; ifRevision: string | undefined; body: unknown }): Promise<JobWriteResult>;
+  /** Export the staged report (rich-json or markdown); REPORT_NOT_READY until it exists. */
+  report(actor: Actor, jobId: string, format: string | undefined): Promise<DocumentRead>;
+  /** Research runs the actor's account may still start: 0 without a runner, null when unknown. */
+  runsRemaining(actor: Actor): number | null;
+  /** Settles when recovery of jobs left by an earlier process is done. */
+  readonly recovered: Promise<void>;
+  /** Resolves when no run of this process is in progress. */
+  idle(): Promise<void>;
+  /** Abort runs (reason "shutdown"), leaving their jobs to be recovered on the next start. */
+  close(): Promise<void>;
+}
