@@ -6,8 +6,12 @@ import { createInterface } from 'node:readline';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { main, parseDuration, startServe, type CliIO } from './cli.ts';
-import { DEMO_RECORD_FILE, serve } from './serve.ts';
+import { serve } from './serve.ts';
+import { KW } from './usage.ts';
 import { VERSION } from './version.ts';
+
+/** The command as hints print it, for regular expressions. */
+const K = KW.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -20,8 +24,8 @@ function captureIO() {
 
 test('a usage error prints one line on stderr naming the problem and the help command, and exits 2', async () => {
   const cases: [string[], RegExp][] = [
-    [['serve', '--nope'], /^kw: unknown option --nope \(see npx kw serve --help\)$/],
-    [['serve', '--port', 'eighty'], /^kw: --port must be an integer from 0 to 65535, not "eighty" \(see npx kw serve --help\)$/],
+    [['serve', '--nope'], new RegExp(`^kw: unknown option --nope \\(see ${K} serve --help\\)$`)],
+    [['serve', '--port', 'eighty'], new RegExp(`^kw: --port must be an integer from 0 to 65535, not "eighty" \\(see ${K} serve --help\\)$`)],
     [['serve', '--port', '70000'], /--port must be an integer/],
     [['serve', '--port'], /--port <value>' argument missing/],
     [['serve', '--storage', 'postgres'], /--storage must be one of lowdb, memory, not "postgres"/],
@@ -30,12 +34,12 @@ test('a usage error prints one line on stderr naming the problem and the help co
     [['serve', '--log', 'xml'], /--log must be one of text, json/],
     [['serve', '--quiet', '--log', 'json'], /--quiet and --log exclude each other/],
     [['serve', '--storage', 'memory', '--data', 'x'], /--data needs --storage lowdb/],
-    [['serve', 'extra-positional'], /^kw: unexpected argument 'extra-positional' \(see npx kw serve --help\)$/],
-    [['token', 'create', '--url', 'http://127.0.0.1:1'], /--operator-key is required \(see npx kw token create --help\)$/],
+    [['serve', 'extra-positional'], new RegExp(`^kw: unexpected argument 'extra-positional' \\(see ${K} serve --help\\)$`)],
+    [['token', 'create', '--url', 'http://127.0.0.1:1'], new RegExp(`--operator-key is required \\(see ${K} token create --help\\)$`)],
     [['token', 'create', '--url', 'http://127.0.0.1:1', '--operator-key', 'k', '--scopes', 'document:read', '--budget', '0'], /--budget must be an integer from 1 to 10000/],
     [['token'], /token needs a subcommand/],
-    [['frobnicate'], /^kw: unknown command: frobnicate \(see npx kw --help\)$/],
-    [[], /^kw: no command given \(see npx kw --help\)$/],
+    [['frobnicate'], new RegExp(`^kw: unknown command: frobnicate \\(see ${K} --help\\)$`)],
+    [[], new RegExp(`^kw: no command given \\(see ${K} --help\\)$`)],
   ];
   for (const [argv, expected] of cases) {
     const { io, out, err } = captureIO();
@@ -49,7 +53,7 @@ test('a usage error prints one line on stderr naming the problem and the help co
 test('help, per-command help and --version print on stdout and exit 0', async () => {
   const help = captureIO();
   assert.is(await main(['--help'], help.io), 0);
-  assert.match(help.out.join('\n'), /Usage: npx kw <command>/);
+  assert.match(help.out.join('\n'), new RegExp(`Usage: ${K} <command>`));
   const serveHelp = captureIO();
   assert.is(await main(['serve', '--help'], serveHelp.io), 0);
   const text = serveHelp.out.join('\n');
@@ -105,41 +109,6 @@ test('token create calls the operator API and prints the token (text and --json)
   }
 });
 
-test('the demo seed is loaded once per data folder and its token reused on the next start', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'kw-serve-'));
-  try {
-    const first = await serve({ port: 0, data: dir, seed: 'demo' });
-    let token: string;
-    let documentRef: string;
-    try {
-      assert.ok(first.demo && first.demoSeededNow);
-      token = first.demo.token;
-      documentRef = first.demo.documentRef;
-      assert.is((await stat(join(dir, DEMO_RECORD_FILE))).mode & 0o777, 0o600);
-      const record = JSON.parse(await readFile(join(dir, DEMO_RECORD_FILE), 'utf8')) as { token: string };
-      assert.is(record.token, token);
-    } finally {
-      await first.close();
-    }
-    // The lock is released by close(), so the folder opens again; the seed is not loaded twice.
-    const second = await serve({ port: 0, data: dir, seed: 'demo' });
-    try {
-      assert.is(second.demo?.token, token);
-      assert.is(second.demoSeededNow, false);
-      const res = await fetch(`${second.url}/api/v1/documents`, { headers: { authorization: `Bearer ${token}` } });
-      const page = ((await res.json()) as { data: { items: { documentRef: string; browserHref: string }[] } }).data;
-      // The demo document, and the report document of the succeeded demo job; nothing seeded twice.
-      const refs = page.items.map((d) => d.documentRef);
-      assert.is(refs.length, 2);
-      assert.ok(refs.includes(documentRef));
-    } finally {
-      await second.close();
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
-
 test('a busy port says so and suggests --port 0 before anything is written to the data folder', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kw-busy-'));
   const occupant = await serve({ port: 0, storage: 'memory' });
@@ -149,7 +118,7 @@ test('a busy port says so and suggests --port 0 before anything is written to th
     assert.is(await main(['serve', '--port', String(occupant.port), '--data', data, '--seed', 'demo'], io), 1);
     assert.is(out.length, 0);
     assert.is(err.length, 1);
-    assert.match(err[0]!, new RegExp(`port ${occupant.port} on 127\\.0\\.0\\.1 is already in use.*npx kw serve --port 0`));
+    assert.match(err[0]!, new RegExp(`port ${occupant.port} on 127\\.0\\.0\\.1 is already in use.*${K} serve --port 0`));
     await stat(data).then(
       () => assert.unreachable('the data folder must not be created'),
       (e: NodeJS.ErrnoException) => assert.is(e.code, 'ENOENT'),
@@ -212,7 +181,7 @@ test('kw serve through tsx: --json first line, a request log line on stderr with
   }
 });
 
-test('kw serve without --json prints where it listens, the demo token and a curl line; without a seed, an npx kw hint', async () => {
+test('kw serve without --json prints where it listens, the demo token and a curl line; without a seed, a kw token create hint', async () => {
   const { io, out } = captureIO();
   const server = await startServe(['--port', '0', '--storage', 'memory', '--seed', 'demo', '--quiet'], io);
   try {
@@ -227,7 +196,7 @@ test('kw serve without --json prints where it listens, the demo token and a curl
   const bare = captureIO();
   const plain = await startServe(['--port', '0', '--storage', 'memory', '--quiet'], bare.io);
   try {
-    assert.ok(bare.out.some((l) => l.trim().startsWith(`npx kw token create --url ${plain.url} --operator-key ${plain.operatorKey}`)));
+    assert.ok(bare.out.some((l) => l.trim().startsWith(`${KW} token create --url ${plain.url} --operator-key ${plain.operatorKey}`)));
   } finally {
     await plain.close();
   }

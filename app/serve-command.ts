@@ -53,6 +53,7 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
     ...(values['budget-window'] === undefined ? {} : { budgetWindowMs: parseDuration(values['budget-window'], HELP) }),
     documentPages: values['dev-open-document-pages'] ? 'open' : 'sign-in-required',
     ...(values.quiet ? {} : { requestLog: { write: (line: string) => io.err(line), format } }),
+    notice: (line: string) => io.err(line),
     json: values.json ?? false,
   };
 }

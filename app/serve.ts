@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { lowdbStorage } from '../adapters/lowdb/index.ts';
+import { lowdbStorage, type RecoveryReport } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { createApiHandler } from '../src/api/handler.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
@@ -18,6 +18,7 @@ import { seedDemo, type DemoSeed } from '../fixtures/demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
 import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';
 import { withRequestLog, type RequestLogFormat } from './request-log.ts';
+import { KW } from './usage.ts';
 
 export { DEMO_RECORD_FILE, ServeError } from './data-dir.ts';
 
@@ -49,6 +50,8 @@ export interface ServeOptions {
   documentPages?: DocumentPagesMode;
   /** One line per request to `write`; default none. */
   requestLog?: { write: (line: string) => void; format: RequestLogFormat };
+  /** Notices for the person running the server (a torn journal tail discarded on open); default none. */
+  notice?: (line: string) => void;
 }
 
 /** A running dev server. */
@@ -77,14 +80,17 @@ export function generateOperatorKey(): string {
 }
 
 /** Answer 503 while the engine is being wired behind an already-bound socket. */
-const starting: Handler = async (): Promise<PlainResponse> => ({
-  status: 503,
-  headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' },
-  body: JSON.stringify({
-    error: { code: 'TEMPORARILY_UNAVAILABLE', message: 'The server is starting.', retryable: true, retryAfterMs: 1000 },
-    meta: { apiVersion: '1', requestId: `req_${randomBytes(14).toString('hex')}` },
-  }),
-});
+const starting: Handler = async (): Promise<PlainResponse> => {
+  const requestId = `req_${randomBytes(14).toString('hex')}`;
+  return {
+    status: 503,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1', 'x-request-id': requestId },
+    body: JSON.stringify({
+      error: { code: 'TEMPORARILY_UNAVAILABLE', message: 'The server is starting.', retryable: true, retryAfterMs: 1000 },
+      meta: { apiVersion: '1', requestId },
+    }),
+  };
+};
 
 /** Bind the socket; a busy or forbidden address becomes a ServeError that says what to do. */
 async function bind(handler: Handler, host: string, port: number): Promise<Listening> {
@@ -94,7 +100,7 @@ async function bind(handler: Handler, host: string, port: number): Promise<Liste
     const code = (error as NodeJS.ErrnoException).code;
     const where = `${host}:${port}`;
     if (code === 'EADDRINUSE') {
-      throw new ServeError(`port ${port} on ${host} is already in use; stop what uses it, or let the system pick a free port: npx kw serve --port 0`, { cause: error });
+      throw new ServeError(`port ${port} on ${host} is already in use; stop what uses it, or let the system pick a free port: ${KW} serve --port 0`, { cause: error });
     }
     if (code === 'EACCES') throw new ServeError(`not allowed to listen on ${where} (ports below 1024 need privileges); try --port 0`, { cause: error });
     if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') throw new ServeError(`cannot listen on ${where}: ${host} is not an address of this machine (see --host)`, { cause: error });
@@ -140,7 +146,16 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   try {
     if (dataDir) {
       await prepareDataDir(dataDir);
-      storage = await lowdbStorage({ dir: dataDir });
+      const notice = options.notice;
+      storage = await lowdbStorage({
+        dir: dataDir,
+        ...(notice
+          ? {
+              onRecovery: (r: RecoveryReport) =>
+                notice(`kw: recovered ${dataDir}: discarded ${r.bytes} bytes (${r.batches} unacknowledged batch${r.batches === 1 ? '' : 'es'}) at the end of ${r.journal}: ${r.reason}`),
+            }
+          : {}),
+      });
     } else {
       storage = memoryStorage();
     }

@@ -4,8 +4,12 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
-/** How a user reaches the installed command from the folder they are in. */
-export const KW = 'npx kw';
+/**
+ * How the user reaches this command from the folder they are in: `npx kw` where the package is
+ * installed (the bundled dist/kw.mjs), `npm run kw --` in a clone of the repository (running from
+ * source), where `npx kw` would look for an unrelated package of that name on the registry.
+ */
+export const KW = import.meta.url.endsWith('.ts') ? 'npm run kw --' : 'npx kw';
 
 /** `kw serve --help`. */
 export const SERVE_HELP = `Usage: ${KW} serve [options]

@@ -7,11 +7,31 @@
 import { runHttpBench } from './http.ts';
 import { runLowdbBench } from './lowdb.ts';
 import { runMutationBench } from './mutations.ts';
+import { runPeerBench } from './peer-bench.ts';
+import { pathologicalEdits, versionOnlyScaling } from './stress.ts';
+import { runProfileLoop } from './profile-loop.ts';
+import { recordTable, writeReport } from './report.ts';
 
 // The HTTP bench forks this same file as its server processes: they must not run the benches.
 if (!process.env.KW_BENCH_SERVER) {
-  const only = process.argv[2];
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--report');
+  const reportFile = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  if (at >= 0 && !reportFile) throw new Error('--report needs a file name, e.g. --report bench.html');
+  const only = args[0];
   if (!only || only === 'mutations') await runMutationBench();
+  if (!only || only === 'mutations' || only === 'scaling') await versionOnlyScaling();
+  if (!only || only === 'mutations' || only === 'pathological') await pathologicalEdits();
+  if (!only || only === 'peer') await runPeerBench();
   if (!only || only === 'lowdb') await runLowdbBench();
-  if (!only || only === 'http') await runHttpBench();
+  if (!only || only === 'http') {
+    const rows = await runHttpBench();
+    const cells = rows.map((r) => [r.name, r.requestsPerSec.toFixed(0), r.mbPerSec.toFixed(1), r.ratio === null ? 'baseline' : `${(r.ratio * 100).toFixed(1)}%`]);
+    recordTable('HTTP: API vs bare node:http (vs baseline, %)', [['case', 'req/s', 'MB/s', 'vs baseline'], ...cells], 3, 30);
+  }
+  if (only === 'profile') await runProfileLoop(Number(args[1] ?? 10), args[2] ?? 'edit', Number(args[3] ?? 3));
+  if (reportFile) {
+    writeReport(reportFile);
+    console.log(`\nreport written to ${reportFile}`);
+  }
 }

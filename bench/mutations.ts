@@ -13,11 +13,12 @@ import type { Actor } from '../src/deps.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 import { sha256Hex } from '../src/hash.ts';
 import type { Storage } from '../src/ports.ts';
+import { recordTable } from './report.ts';
 
-const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 1);
-const actor: Actor = { accountId: 'bench', credentialRef: null, documentRef: null };
+export const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 1);
+export const actor: Actor = { accountId: 'bench', credentialRef: null, documentRef: null };
 let keySeq = 0;
-const key = () => `bench-key-${(++keySeq).toString(36).padStart(10, '0')}`;
+export const key = () => `bench-key-${(++keySeq).toString(36).padStart(10, '0')}`;
 
 type Op = 'edit' | 'create' | 'move' | 'delete';
 
@@ -28,7 +29,7 @@ type Op = 'edit' | 'create' | 'move' | 'delete';
  */
 const compact = (size: number) => size >= 5000;
 const blockText = (size: number, n: number) => (compact(size) ? `Block ${n}` : `Block ${n} with some **text** in it.`);
-const editText = (size: number, n: number) => (compact(size) ? `Edited ${n}` : `Edited ${n} with some **text**.`);
+export const editText = (size: number, n: number) => (compact(size) ? `Edited ${n}` : `Edited ${n} with some **text**.`);
 const OPS: Op[] = ['edit', 'create', 'move', 'delete'];
 
 /**
@@ -36,7 +37,7 @@ const OPS: Op[] = ['edit', 'create', 'move', 'delete'];
  * `needsRefill()` says so, `refill()` runs outside the timed sections (deletes need blocks to delete,
  * creates need room under the 10,000-block bound).
  */
-export async function rate(fn: () => unknown, needsRefill?: () => boolean, refill?: () => Promise<void> | void): Promise<number> {
+export async function rate(fn: () => unknown, needsRefill?: () => boolean, refill?: () => Promise<void> | void, seconds = SECONDS): Promise<number> {
   const ensure = async () => {
     if (needsRefill?.() && refill) await refill();
   };
@@ -47,7 +48,7 @@ export async function rate(fn: () => unknown, needsRefill?: () => boolean, refil
   let spent = 0;
   let n = 0;
   const wall = performance.now();
-  while (spent < SECONDS * 1000 && performance.now() - wall < SECONDS * 5000) {
+  while (spent < seconds * 1000 && performance.now() - wall < seconds * 5000) {
     await ensure();
     const t = performance.now();
     for (let i = 0; i < 16 && !needsRefill?.(); i++) {
@@ -151,8 +152,9 @@ export function fmt(n: number): string {
   return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1);
 }
 
-/** Prints rows as an aligned table; the first column left-aligned, the rest right-aligned. */
-export function table(rows: string[][]): void {
+/** Print a table (first row: the header) and keep it for the report (see report.ts). */
+export function table(rows: string[][], title = '', chart = rows[0]!.length - 1, target?: number, lower = false): void {
+  if (title) recordTable(title, rows, chart, target, lower);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
 }
@@ -259,8 +261,8 @@ export async function runMutationBench(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  table(rows);
-  console.log('target: 10-block document ≥ 25% of raw Yjs');
+  table(rows, 'Mutation throughput: engine vs raw Yjs (engine/raw, %)', 4, 30);
+  console.log('target: in-process (memory), 10-block document, every kind ≥ 30% of raw Yjs');
   await largeEditBudget();
   await heap();
 }

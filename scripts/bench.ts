@@ -1,10 +1,13 @@
 /**
  * Runs the benchmarks on bundled code: esbuild bundles bench/index.ts (as `npm run build` bundles the
- * server), then plain `node --expose-gc` runs it. Arguments pass through (`mutations` or `http`).
+ * server), then plain `node --expose-gc` runs it. Arguments pass through (`mutations`, `scaling`,
+ * `pathological`, `peer`, `http`, or `profile [blocks] [kind] [seconds]`; `--report FILE.html`). With `KW_BENCH_CPU_PROF=DIR` node
+ * writes a CPU profile of the run into DIR (`--cpu-prof`).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = resolve(import.meta.dirname, '..');
@@ -22,5 +25,10 @@ await build({
   packages: 'external',
   logLevel: 'warning',
 });
-const run = spawnSync(process.execPath, ['--expose-gc', outfile, ...process.argv.slice(2)], { stdio: 'inherit' });
+const profileDir = process.env.KW_BENCH_CPU_PROF;
+const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+// The peer baseline (bench/peer) has its own packages, installed on demand; node resolves them from there.
+const peer = join(root, 'bench', 'peer');
+const env = existsSync(join(peer, 'node_modules')) ? { ...process.env, KW_BENCH_PEER: pathToFileURL(join(peer, 'peer.mjs')).href } : process.env;
+const run = spawnSync(process.execPath, ['--expose-gc', ...profile, outfile, ...process.argv.slice(2)], { stdio: 'inherit', env });
 process.exit(run.status ?? 1);

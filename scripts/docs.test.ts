@@ -6,7 +6,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { unlinkExternal } from './docs.ts';
+import { openApiText, unlinkExternal } from './docs.ts';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -54,6 +54,10 @@ test("the README's Layout section names exactly the repository's top-level folde
     .filter((name) => !name.startsWith('.') && !ignored.has(name) && statSync(join(root, name)).isDirectory())
     .sort();
   assert.equal(named, present);
+});
+
+test('docs/openapi.json is the OpenAPI document the server publishes (npm run docs rewrites it)', () => {
+  assert.ok(readFileSync(join(root, 'docs/openapi.json'), 'utf8') === openApiText(), 'docs/openapi.json is stale: run npm run docs');
 });
 
 test('links to other sites in the generated reference are reduced to their text', () => {

@@ -1,15 +1,22 @@
 /**
  * `npm run docs`: the API reference of the public entries, generated from their TSDoc by TypeDoc
  * (docs/typedoc.json) as Markdown into docs/api/, then kept inside the repository: a link to another
- * site (TypeDoc copies MDN links from the DOM's own comments) is reduced to its text.
+ * site (TypeDoc copies MDN links from the DOM's own comments) is reduced to its text. Also writes
+ * docs/openapi.json, the OpenAPI document a server publishes at /openapi.json, for reading without one.
  * @module
  */
 import { execFile } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { buildOpenApi } from '../src/api/registry/index.ts';
 
 const root = resolve(import.meta.dirname, '..');
+/** docs/openapi.json as `npm run docs` writes it. */
+export function openApiText(): string {
+  return `${JSON.stringify(buildOpenApi(), null, 2)}\n`;
+}
+
 const EXTERNAL_LINK = /\[([^\]]*)\]\((?:https?:)?\/\/[^)]*\)/g;
 
 /** Replace every Markdown link to another site by its text. */
@@ -35,5 +42,6 @@ if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(import
     const kept = unlinkExternal(text);
     if (kept !== text) await writeFile(file, kept);
   }
-  console.log(`docs/api: ${files.length} pages`);
+  await writeFile(join(root, 'docs/openapi.json'), openApiText());
+  console.log(`docs/api: ${files.length} pages; docs/openapi.json`);
 }

@@ -113,10 +113,27 @@ test('the tarball holds the build, docs, README and manifest: no sources, tests,
   const files = packed!.files;
   const strays = files.filter((f) => !/^(dist|docs)\//.test(f) && f !== 'README.md' && f !== 'package.json' && f !== 'LICENSE');
   assert.equal(strays, []);
-  assert.equal(files.filter((f) => /\.test\.|(^|\/)(bench|scripts|fixtures|app|\.ci)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts'))), []);
+  assert.equal(files.filter((f) => /\.test\.|\.test-support\.|test-kit|(^|\/)(bench|scripts|fixtures|app|\.ci)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts'))), []);
   for (const f of ['dist/kw.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/adapters/conformance.js', 'dist/transports/http/index.d.ts']) {
     assert.ok(files.includes(f), `${f} is packed`);
   }
+});
+
+test('every module of the installed package imports only node built-ins, its dependencies and (the conformance suite) its optional peers', async () => {
+  if (skip) return;
+  const installed = join(app, 'node_modules/knowledge-workspace');
+  const manifest = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; peerDependencies: Record<string, string> };
+  const allowed = new Set([...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)]);
+  const strays: string[] = [];
+  for (const file of packed!.files.filter((f) => f.endsWith('.js') || f.endsWith('.mjs'))) {
+    const text = await readFile(join(installed, file), 'utf8');
+    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s*['"]([^'"./][^'"]*)['"]|import\(\s*['"]([^'"./][^'"]*)['"]\s*\)/g)) {
+      const spec = (m[1] ?? m[2])!;
+      const name = spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+      if (!spec.startsWith('node:') && !allowed.has(name)) strays.push(`${file} imports ${spec}`);
+    }
+  }
+  assert.equal(strays, []);
 });
 
 test('plain node runs the README quick start with memory and with lowdb storage', async () => {
@@ -145,6 +162,12 @@ test('the installed kw prints its version and serves: serve --port 0 --json, GET
   const kw = join(app, 'node_modules/.bin/kw');
   const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
   assert.is((await run(kw, ['--version'], { cwd: app })).stdout.trim(), manifest.version);
+  assert.match((await run(kw, ['serve', '--help'], { cwd: app })).stdout, /^Usage: npx kw serve \[options\]/);
+  const usage = await run(kw, ['serve', '--nope'], { cwd: app }).then(
+    (): { code: number; stdout: string; stderr: string } => assert.unreachable('a usage error exits 2') as never,
+    (error: { code: number; stdout: string; stderr: string }) => error,
+  );
+  assert.equal([usage.code, usage.stdout, usage.stderr], [2, '', 'kw: unknown option --nope (see npx kw serve --help)\n']);
   const child = spawn(kw, ['serve', '--port', '0', '--json', '--seed', 'demo', '--quiet'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -68,3 +68,16 @@ export type { Handler, PlainRequest, PlainResponse } from './api/types.ts';
 export { buildOpenApi, listOperations, defineOperation } from './api/registry/index.ts';
 export type { AnyOperation, OperationDef, OperationInput, InputDef, ParamDef, HeaderDef, BodyDef, ResponseDef, Audience } from './api/registry/index.ts';
 export type { ResponseEvent } from './api/handler.ts';
+export type {
+  ResearchRunner,
+  ResearchRunContext,
+  ReportInput,
+  ArtifactInput,
+  WaitingInput,
+  FailureInput,
+  SuccessInput,
+  JobsService,
+  JobRead,
+  JobWriteResult,
+} from './jobs/index.ts';
+export type { ResearchJob, ResearchJobEvent, ResearchJobSummary, ResearchReportSpec } from './jobs/schemas.ts';

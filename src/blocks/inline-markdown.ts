@@ -53,10 +53,23 @@ function isSafeHref(url: string): boolean {
   return BAD_PROTOCOL.test(s) ? GOOD_DATA.test(s) : true;
 }
 
-const md = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['strikethrough', 'table']);
-md.normalizeLink = (url: string) => url;
-md.normalizeLinkText = (url: string) => url;
-md.validateLink = isSafeHref;
+function newParser(): MarkdownIt {
+  const parser = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['strikethrough', 'table']);
+  parser.normalizeLink = (url: string) => url;
+  parser.normalizeLinkText = (url: string) => url;
+  parser.validateLink = isSafeHref;
+  return parser;
+}
+
+const md = newParser();
+/**
+ * The same parser without the link, image and reference rules, for text without a `]` (and without a
+ * backtick, whose code-span scan the link rule's label scan shares state with): none can match there,
+ * and on long runs of `[` or `![` their failed attempts are most of markdown-it's time. The tokens
+ * are the same (an unmatched `[` is literal text either way).
+ */
+const mdNoLinks = newParser().disable(['link', 'image', 'reference']);
+const chooseParser = (text: string): MarkdownIt => (text.includes(']') || text.includes('`') ? md : mdNoLinks);
 
 const BOLD = 1;
 const ITALIC = 2;
@@ -120,7 +133,7 @@ function refuse(tokens: Token[], references: boolean): { ok: false; message: str
  * hard line breaks become "\n"; an image `![alt](src)` becomes a link to src whose text is the alt
  * text (or src when the alt text is empty) and counts like any link. Runs on every block edit: plain
  * text skips markdown-it entirely, one line that cannot open a block skips its block parser, and
- * everything else is one `md.parse` and a walk over its tokens (one shared MarkdownIt instance).
+ * everything else is one `md.parse` and a walk over its tokens (shared MarkdownIt instances).
  */
 export function parseInline(markdown: string): InlineResult {
   // A block's Markdown is parsed when the mutation is validated and again when the block is
@@ -138,14 +151,16 @@ const recent = new Map<string, InlineResult>();
 
 /**
  * {@link parseInline} without its cache; with `shortcuts` false, without the paths that skip
- * markdown-it (plain text, simple emphasis). Exported for the tests that pin those shortcuts.
+ * markdown-it (plain text, simple emphasis); with `allRules`, always with every markdown-it rule.
+ * Exported for the tests that pin those shortcuts.
  * @internal
  */
-export function parseInlineUncached(markdown: string, shortcuts = true): InlineResult {
-  return parseUncached(markdown, shortcuts);
+export function parseInlineUncached(markdown: string, shortcuts = true, allRules = false): InlineResult {
+  return parseUncached(markdown, shortcuts, allRules);
 }
 
-function parseUncached(markdown: string, shortcuts = true): InlineResult {
+function parseUncached(markdown: string, shortcuts = true, allRules = false): InlineResult {
+  const parserFor = allRules ? () => md : chooseParser;
   const trimmed = markdown.trim();
   if (trimmed === '') return { ok: true, content: [], citations: [] };
   if (shortcuts && PLAIN.test(trimmed) && !LIST_START.test(trimmed) && plainEdges(markdown, trimmed)) {
@@ -155,10 +170,10 @@ function parseUncached(markdown: string, shortcuts = true): InlineResult {
   if (simple !== null && !LIST_START.test(trimmed) && plainEdges(markdown, trimmed)) return simple;
   if (!trimmed.includes('\n') && !BLOCK_START.test(trimmed) && plainEdges(markdown, trimmed)) {
     // One line that cannot open any block: skip the block parser.
-    return walk(md.parseInline(trimmed, {})[0]?.children ?? []);
+    return walk(parserFor(trimmed).parseInline(trimmed, {})[0]?.children ?? []);
   }
   const env: { references?: unknown } = {};
-  const tokens = md.parse(markdown, env);
+  const tokens = parserFor(markdown).parse(markdown, env);
   const references = env.references !== undefined;
   if (tokens.length === 0 && !references) return { ok: true, content: [], citations: [] };
   if (tokens.length !== 3 || tokens[0]!.type !== 'paragraph_open' || references) return refuse(tokens, references);

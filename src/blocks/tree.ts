@@ -6,7 +6,7 @@
 import * as Y from 'yjs';
 import { renderOwnPrefix } from './blocknote.ts';
 import type { BlockRecord } from './model.ts';
-import { flatString, utf8Length } from '../text.ts';
+import { utf8Length } from '../text.ts';
 
 const BLOCKS_KEY = 'blocks';
 const DOC_PREFIX = '{"type":"blocks","blocks":[';
@@ -19,6 +19,10 @@ interface Node {
   prefix: string | null;
   /** Cached JSON of the whole subtree; null when stale. */
   fragment: string | null;
+  /** UTF-8 length of `prefix` (valid while it is not null). */
+  prefixBytes: number;
+  /** UTF-8 length of `fragment` (valid while it is not null). */
+  fragmentBytes: number;
   /** The chunk of a top-level block (one shown at the root); null below the root. */
   chunk: Chunk | null;
 }
@@ -140,7 +144,7 @@ export class BlockTree {
     this.root.length = 0;
     this.docJson = this.docParts = null;
     this.map.forEach((rec, id) => {
-      this.nodes.set(id, { rec, children: [], prefix: null, fragment: null, chunk: null });
+      this.nodes.set(id, { rec, children: [], prefix: null, fragment: null, prefixBytes: 0, fragmentBytes: 0, chunk: null });
     });
     for (const [id, node] of this.nodes) {
       const parent = node.rec.p === null ? null : this.nodes.get(node.rec.p);
@@ -334,7 +338,7 @@ export class BlockTree {
     }
     if (!existing) {
       // Plans list new parents before their children (pre-order), so the parent is indexed already.
-      const node: Node = { rec: w.rec, children: [], prefix: null, fragment: null, chunk: null };
+      const node: Node = { rec: w.rec, children: [], prefix: null, fragment: null, prefixBytes: 0, fragmentBytes: 0, chunk: null };
       this.nodes.set(w.id, node);
       this.attach(w.id, node, w.rec.p !== null && this.nodes.has(w.rec.p) ? w.rec.p : null);
       return;
@@ -357,13 +361,22 @@ export class BlockTree {
   private fragment(id: string): string {
     const node = this.nodes.get(id)!;
     if (node.fragment !== null) return node.fragment;
-    node.prefix ??= renderOwnPrefix(id, node.rec);
+    if (node.prefix === null) {
+      node.prefix = renderOwnPrefix(id, node.rec);
+      node.prefixBytes = utf8Length(node.prefix);
+    }
     let out = node.prefix;
     const kids = node.children;
-    for (let i = 0; i < kids.length; i++) out += (i ? ',' : '') + this.fragment(kids[i]!);
+    // Bytes are summed as the pieces are joined: the joined text is never scanned to measure it.
+    let bytes = node.prefixBytes + DOC_SUFFIX.length + (kids.length > 1 ? kids.length - 1 : 0);
+    for (let i = 0; i < kids.length; i++) {
+      out += (i ? ',' : '') + this.fragment(kids[i]!);
+      bytes += this.nodes.get(kids[i]!)!.fragmentBytes;
+    }
     out += DOC_SUFFIX;
-    // Top-level fragments are copied into their chunk's text on every re-join: keep them flat.
-    node.fragment = node.chunk !== null ? flatString(out) : out;
+    node.fragmentBytes = bytes;
+    // Left a rope: V8 flattens it in place when first read whole (a hash, a write), if ever.
+    node.fragment = out;
     return node.fragment;
   }
 
@@ -372,12 +385,16 @@ export class BlockTree {
     if (chunk.part !== null && chunk.partKind === kind) return chunk.part;
     const ids = chunk.ids;
     let text = kind & PART_FIRST ? DOC_PREFIX : ',';
-    for (let i = 0; i < ids.length; i++) text += i === 0 ? this.fragment(ids[i]!) : `,${this.fragment(ids[i]!)}`;
+    let bytes = text.length + (ids.length > 1 ? ids.length - 1 : 0) + (kind & PART_LAST ? DOC_SUFFIX.length : 0);
+    for (let i = 0; i < ids.length; i++) {
+      text += i === 0 ? this.fragment(ids[i]!) : `,${this.fragment(ids[i]!)}`;
+      bytes += this.nodes.get(ids[i]!)!.fragmentBytes;
+    }
     if (kind & PART_LAST) text += DOC_SUFFIX;
-    // One flat copy: the document text and its hash read one flat piece per chunk.
-    chunk.part = flatString(text);
+    // Left a rope until read (see fragment): a version nobody reads is never flattened.
+    chunk.part = text;
     chunk.partKind = kind;
-    chunk.bytes = -1;
+    chunk.bytes = bytes;
     return chunk.part;
   }
 

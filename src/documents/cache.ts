@@ -8,6 +8,7 @@ import type { Actor } from '../deps.ts';
 import { notFound } from '../errors.ts';
 import type { DocumentHead, Storage } from '../ports.ts';
 import { visibleHead, visibleTo } from './access.ts';
+import { keepVersion, recentVersions, type RecentVersions, type VersionContent } from './content.ts';
 import type { DocumentView, FlatBlock, MarkdownLoss } from './types.ts';
 
 /** A document held in memory: its head and its tree at `head.version`, with per-version caches. */
@@ -18,6 +19,10 @@ export interface Loaded {
   logCount: number;
   logBytes: number;
   snapshotBytes: number;
+  /** The canonical JSON and hash of `head.version`, lazily (null: not captured yet). */
+  content: VersionContent | null;
+  /** The contents of recent versions made here, for their hashes asked for later. */
+  recent: RecentVersions;
   /** Representations of `head.version`, built on first read (null: not yet). */
   view: DocumentView | null;
   blocks: FlatBlock[] | null;
@@ -30,12 +35,15 @@ export interface Loaded {
 
 /** A fresh cache entry for a tree at `head`. */
 export function newLoaded(head: DocumentHead, tree: BlockTree, logCount: number, logBytes: number, snapshotBytes: number): Loaded {
-  return { head, tree, logCount, logBytes, snapshotBytes, view: null, blocks: null, markdown: null };
+  return { head, tree, logCount, logBytes, snapshotBytes, content: null, recent: recentVersions(), view: null, blocks: null, markdown: null };
 }
 
-/** Move a cache entry to its next version (its representations are rebuilt on the next read). */
-export function advance(loaded: Loaded, head: DocumentHead, updates: number, bytes: number): void {
+/** Move a cache entry to a later version (its representations are rebuilt on the next read). */
+export function advance(loaded: Loaded, head: DocumentHead, updates: number, bytes: number, content: VersionContent | null = null): void {
   loaded.head = head;
+  loaded.content?.release(); // a view of the old version still reads it, from the pieces
+  loaded.content = content;
+  if (content !== null) keepVersion(loaded.recent, head.version, content);
   loaded.view = loaded.blocks = loaded.markdown = null;
   loaded.logCount += updates;
   loaded.logBytes += bytes;

@@ -8,6 +8,7 @@ import type { IdempotencyStore } from '../idempotency/idempotency.ts';
 import type { DocumentCache } from './cache.ts';
 import type { Compactor } from './compaction.ts';
 import type { KeyedLock } from './keyed-lock.ts';
+import type { VersionRegistry } from './versions.ts';
 
 /** The shared state of one documents service. */
 export interface DocumentsContext {
@@ -17,4 +18,6 @@ export interface DocumentsContext {
   locks: KeyedLock;
   idem: IdempotencyStore;
   compactor: Compactor;
+  /** Recent versions' lazy contents, for hashes asked for after the document moved on. */
+  versions: VersionRegistry;
 }

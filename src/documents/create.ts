@@ -7,6 +7,7 @@ import { conflict } from '../errors.ts';
 import type { IdempotencyRecord } from '../idempotency/idempotency.ts';
 import type { DocumentHead } from '../ports.ts';
 import { newLoaded } from './cache.ts';
+import { VersionContent } from './content.ts';
 import type { DocumentsContext } from './context.ts';
 import { exceedsDocumentLimit } from './limits.ts';
 import type { CreateOutcome } from './types.ts';
@@ -38,6 +39,8 @@ export async function createDocument(ctx: DocumentsContext, job: CreateJob): Pro
       throw conflict('These editor blocks make a document larger than the 2 MB response limit; nothing was created.', 'editorBlocks');
     }
   }
+  // Hashed now: a new document is small, and a stored hash serves lists and other processes.
+  const content = new VersionContent(tree.jsonParts(), sha256);
   const head: DocumentHead = {
     documentRef,
     spaceRef: refs.spaceRef(),
@@ -45,7 +48,7 @@ export async function createDocument(ctx: DocumentsContext, job: CreateJob): Pro
     title: job.title,
     version: 1,
     snapshotVersion: 1,
-    contentSha256: sha256(tree.jsonParts()),
+    contentSha256: content.sha256,
     blockCount: tree.size,
     createdAt: now,
     updatedAt: now,
@@ -55,6 +58,7 @@ export async function createDocument(ctx: DocumentsContext, job: CreateJob): Pro
   const snapshot = tree.snapshot();
   await storage.commit([{ kind: 'document.create', head, snapshot }, ctx.idem.recordOp(job.scope, record)]);
   const loaded = newLoaded(head, tree, 0, 0, snapshot.byteLength);
+  loaded.content = content;
   ctx.cache.remember(documentRef, loaded);
-  return { document: viewOf(loaded, ctx.deps.baseUrl), idempotency: { idempotency: 'created', receiptRef, v: 1 } };
+  return { document: viewOf(loaded, ctx.deps), idempotency: { idempotency: 'created', receiptRef, v: 1 } };
 }

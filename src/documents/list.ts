@@ -13,6 +13,8 @@ import { summaryOf } from './view.ts';
 export async function listDocuments(
   storage: Storage,
   baseUrl: string,
+  /** The hash of a head's version (its stored value, or derived when it was left to be computed lazily). */
+  hashOf: (head: DocumentHead) => Promise<string>,
   actor: Actor,
   query: { limit?: string | undefined; cursor?: string | undefined },
 ): Promise<DocumentPage> {
@@ -29,7 +31,8 @@ export async function listDocuments(
   const page = heads.slice(0, limit);
   const last = page[page.length - 1];
   const nextCursor = heads.length > limit && last ? encodeCursor('documents', credential, { updatedAt: last.updatedAt, documentRef: last.documentRef }) : null;
-  return { items: page.map((h) => summaryOf(h, baseUrl)), nextCursor };
+  const hashes = await Promise.all(page.map(hashOf));
+  return { items: page.map((h, i) => summaryOf(h, hashes[i]!, baseUrl)), nextCursor };
 }
 
 /** True when `head` sorts strictly after the cursor position (newest first, ties by ref descending). */

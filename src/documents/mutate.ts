@@ -6,12 +6,19 @@ import type { Actor } from '../deps.ts';
 import { ServiceError, conflict, invalid } from '../errors.ts';
 import { freezeRecordValue, isStorageConflict, type DocumentHead } from '../ports.ts';
 import { advance } from './cache.ts';
+import { VersionContent } from './content.ts';
 import type { DocumentsContext } from './context.ts';
 import { exceedsDocumentLimit } from './limits.ts';
 import { planMutation } from './plan.ts';
 import type { DocumentMutationRequest } from './schemas.ts';
 import type { MutationOutcome, MutationReceipt } from './types.ts';
 import { currentRevision, viewOf } from './view.ts';
+
+/**
+ * A receipt as its idempotency record keeps it: `contentSha256` is null when nobody had read the
+ * version's hash by the commit (it is derived on replay, see `VersionRegistry.hashOf`).
+ */
+export type StoredReceipt = Omit<MutationReceipt, 'contentSha256'> & { contentSha256: string | null };
 
 const REVISION = /^[a-f0-9]{48}\.[1-9]\d{0,15}$/;
 
@@ -74,6 +81,8 @@ export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Pr
       'mutation',
     );
   }
+  // The version's text and hash are left to the first reader: only its pieces are kept.
+  const content = new VersionContent(loaded.tree.jsonParts(), deps.sha256);
   const now = Math.max(deps.clock.now(), base.updatedAt);
   const newHead: DocumentHead = {
     documentRef: base.documentRef,
@@ -82,26 +91,32 @@ export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Pr
     title: base.title,
     version: base.version + 1,
     snapshotVersion: base.snapshotVersion,
-    contentSha256: deps.sha256(loaded.tree.jsonParts()),
+    contentSha256: '', // not computed yet: readers derive it (see VersionRegistry.hashOf)
     blockCount: loaded.tree.size,
     createdAt: base.createdAt,
     updatedAt: now,
   };
+  const operationRef = deps.refs.operationRef();
+  const { affectedBlockIds } = plan;
+  const resultingVersion = newHead.version;
   const receipt: MutationReceipt = {
     v: 1,
     documentRef,
-    operationRef: deps.refs.operationRef(),
+    operationRef,
     baseVersion: base.version,
-    resultingVersion: newHead.version,
-    contentSha256: newHead.contentSha256,
-    affectedBlockIds: plan.affectedBlockIds,
+    resultingVersion,
+    get contentSha256() {
+      return content.sha256;
+    },
+    affectedBlockIds,
   };
+  const stored: StoredReceipt = { v: 1, documentRef, operationRef, baseVersion: base.version, resultingVersion, contentSha256: null, affectedBlockIds };
   const receiptRef = `rcpt_${deps.ids.hex(32)}`;
   try {
     await deps.storage.commit([
       { kind: 'document.append', head: newHead, update },
-      // Frozen: the receipt is also returned, and an in-memory store may keep it as it is.
-      ctx.idem.recordOp(scope, freezeRecordValue({ fingerprint, receiptRef, createdAt: now, result: receipt })),
+      // Frozen: an in-memory store may keep it as it is.
+      ctx.idem.recordOp(scope, freezeRecordValue({ fingerprint, receiptRef, createdAt: now, result: stored })),
     ]);
   } catch (error) {
     // The in-memory tree is ahead of storage now: drop it, storage is the truth.
@@ -114,7 +129,7 @@ export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Pr
     }
     throw error;
   }
-  advance(loaded, newHead, 1, update.byteLength);
+  advance(loaded, newHead, 1, update.byteLength, content);
   if (ctx.compactor.due(loaded)) ctx.compactor.later(documentRef);
-  return { document: viewOf(loaded, deps.baseUrl), receipt, idempotency: { idempotency: 'created', receiptRef, v: 1 } };
+  return { document: viewOf(loaded, deps), receipt, idempotency: { idempotency: 'created', receiptRef, v: 1 } };
 }

@@ -17,10 +17,11 @@ import { importEditorBlocks } from './import-editor-blocks.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { requireFormat } from './limits.ts';
 import { listDocuments } from './list.ts';
-import { applyMutation, requireIfRevision, type MutationJob } from './mutate.ts';
+import { applyMutation, requireIfRevision, type MutationJob, type StoredReceipt } from './mutate.ts';
 import { DocumentCreateRequestSchema } from './schemas.ts';
-import type { CreateOutcome, DocumentRead, DocumentView, DocumentsService, MutationOutcome, MutationReceipt } from './types.ts';
+import type { CreateOutcome, DocumentRead, DocumentView, DocumentsService, MutationOutcome } from './types.ts';
 import { validateMutation } from './validate-mutation.ts';
+import { VersionRegistry } from './versions.ts';
 import { represent, revisionOf, viewOf } from './view.ts';
 
 export { revisionOf } from './view.ts';
@@ -56,7 +57,8 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     compactEveryBytes: options.compactEveryBytes ?? 256 * 1024,
   });
   const idem = new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs });
-  const ctx: DocumentsContext = { deps, cache, locks, idem, compactor };
+  const versions = new VersionRegistry(deps.storage, cache, deps.sha256);
+  const ctx: DocumentsContext = { deps, cache, locks, idem, compactor, versions };
 
   /**
    * Run `read` on the committed state of a document.
@@ -71,7 +73,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
   }
 
   const committedView = (actor: Actor, documentRef: string): Promise<DocumentView> =>
-    committed(actor, documentRef, (loaded) => viewOf(loaded, deps.baseUrl));
+    committed(actor, documentRef, (loaded) => viewOf(loaded, deps));
 
   /**
    * Run a write's one application; when its commit lost a race in the store (another process
@@ -96,9 +98,11 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     return { document, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
   };
 
-  const replayMutation = async (actor: Actor, documentRef: string, record: IdempotencyRecord<MutationReceipt>): Promise<MutationOutcome> => {
+  const replayMutation = async (actor: Actor, documentRef: string, record: IdempotencyRecord<StoredReceipt>): Promise<MutationOutcome> => {
     const document = await committedView(actor, documentRef);
-    return { document, receipt: record.result, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
+    const stored = record.result;
+    const receipt = { ...stored, contentSha256: await versions.hashOf(documentRef, stored.resultingVersion, stored.contentSha256) };
+    return { document, receipt, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
   };
 
   return {
@@ -128,7 +132,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
 
     async read(actor, documentRef, format): Promise<DocumentRead> {
       const checked = requireFormat(format);
-      return committed(actor, documentRef, (loaded) => represent(loaded, checked, deps.baseUrl));
+      return committed(actor, documentRef, (loaded) => represent(loaded, checked, deps));
     },
 
     async mutate(actor, documentRef, input): Promise<MutationOutcome> {
@@ -140,16 +144,16 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const scope = scopedKey(actor.accountId, key);
       const fingerprint = deps.sha256(`mutation\n${documentRef}\n${ifRevision}\n${JSON.stringify(body)}`);
       for (;;) {
-        const record = await idem.lookup<MutationReceipt>(scope, fingerprint);
+        const record = await idem.lookup<StoredReceipt>(scope, fingerprint);
         if (record) return replayMutation(actor, documentRef, record);
         if (!idem.busy(scope)) break; // else another request claimed the key while we looked
       }
       const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint };
       const apply = () => locks.run(documentRef, () => applyMutation(ctx, job));
-      return idem.track(scope, applyOnce(scope, fingerprint, apply, (r: IdempotencyRecord<MutationReceipt>) => replayMutation(actor, documentRef, r)));
+      return idem.track(scope, applyOnce(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r)));
     },
 
-    list: (actor, query) => listDocuments(deps.storage, deps.baseUrl, actor, query),
+    list: (actor, query) => listDocuments(deps.storage, deps.baseUrl, (h) => versions.hashOf(h.documentRef, h.version, h.contentSha256 || null), actor, query),
 
     async flush() {
       await locks.idle();

@@ -7,10 +7,11 @@ import { projectMarkdown } from '../blocks/markdown-projection.ts';
 import { isGrammarBlock } from '../blocks/model.ts';
 import type { BlockTree } from '../blocks/tree.ts';
 import { isoTimestamp } from '../clock.ts';
+import type { EngineDeps } from '../deps.ts';
 import { conflict } from '../errors.ts';
 import type { DocumentHead } from '../ports.ts';
-import { flatString } from '../text.ts';
 import type { Loaded } from './cache.ts';
+import { VersionContent } from './content.ts';
 import { flatBlocks } from './flat-blocks.ts';
 import type { DocumentFormat, DocumentRead, DocumentSummary, DocumentView } from './types.ts';
 
@@ -29,15 +30,32 @@ export function currentRevision(loaded: Loaded): string {
   const version = loaded.head.version;
   const cached = loaded.revision;
   if (cached !== undefined && cached.version === version) return cached.text;
-  const text = flatString(revisionOf(loaded.head.documentRef, version));
+  const text = revisionOf(loaded.head.documentRef, version);
   loaded.revision = { version, text };
   return text;
 }
 
-/** The Document view of the loaded version, built once per version. */
-export function viewOf(loaded: Loaded, baseUrl: string): DocumentView {
+/** What building views needs of the engine. */
+export type ViewDeps = Pick<EngineDeps, 'baseUrl' | 'sha256'>;
+
+/**
+ * The lazy content of the loaded version (its tree must be at `head.version`: outside a mutation's
+ * lock, or right after a mutation applied it).
+ */
+export function contentOf(loaded: Loaded, sha256: EngineDeps['sha256']): VersionContent {
+  return (loaded.content ??= new VersionContent(loaded.tree.jsonParts(), sha256, loaded.head.contentSha256 || null));
+}
+
+/**
+ * The Document view of the loaded version, built once per version.
+ * @remarks `documentJson` and `contentSha256` are getters over the version's {@link VersionContent}:
+ * joined and hashed on first read, at most once per version, so a caller that reads only the
+ * version or revision never pays for them.
+ */
+export function viewOf(loaded: Loaded, deps: ViewDeps): DocumentView {
   if (loaded.view) return loaded.view;
   const h = loaded.head;
+  const content = contentOf(loaded, deps.sha256);
   loaded.view = {
     v: 1,
     documentRef: h.documentRef,
@@ -46,9 +64,13 @@ export function viewOf(loaded: Loaded, baseUrl: string): DocumentView {
     version: h.version,
     format: 'service-rich-document',
     formatGeneration: 1,
-    contentSha256: h.contentSha256,
-    browserHref: (loaded.href ??= browserHref(baseUrl, h.documentRef)),
-    documentJson: loaded.tree.json(),
+    get contentSha256() {
+      return content.sha256;
+    },
+    browserHref: (loaded.href ??= browserHref(deps.baseUrl, h.documentRef)),
+    get documentJson() {
+      return content.json;
+    },
     revision: currentRevision(loaded),
     createdAt: (loaded.createdIso ??= isoTimestamp(h.createdAt)),
     updatedAt: isoTimestamp(h.updatedAt),
@@ -56,15 +78,15 @@ export function viewOf(loaded: Loaded, baseUrl: string): DocumentView {
   return loaded.view;
 }
 
-/** A list item from a stored head. */
-export function summaryOf(h: DocumentHead, baseUrl: string): DocumentSummary {
+/** A list item from a stored head and the hash of its version. */
+export function summaryOf(h: DocumentHead, contentSha256: string, baseUrl: string): DocumentSummary {
   return {
     v: 1,
     documentRef: h.documentRef,
     spaceRef: h.spaceRef,
     title: h.title,
     version: h.version,
-    contentSha256: h.contentSha256,
+    contentSha256,
     blockCount: h.blockCount,
     browserHref: browserHref(baseUrl, h.documentRef),
     createdAt: isoTimestamp(h.createdAt),
@@ -73,11 +95,11 @@ export function summaryOf(h: DocumentHead, baseUrl: string): DocumentSummary {
 }
 
 /** One representation of a loaded document (synchronous: nothing can interleave). */
-export function represent(loaded: Loaded, format: DocumentFormat, baseUrl: string): DocumentRead {
+export function represent(loaded: Loaded, format: DocumentFormat, deps: ViewDeps): DocumentRead {
   const revision = currentRevision(loaded);
   const version = loaded.head.version;
   const documentRef = loaded.head.documentRef;
-  if (format === 'rich-json') return { format: 'rich-json', revision, version, document: viewOf(loaded, baseUrl) };
+  if (format === 'rich-json') return { format: 'rich-json', revision, version, document: viewOf(loaded, deps) };
   // Built once per version: the grammar check walks the whole tree, so it runs only with the build.
   if (format === 'blocks') {
     if (!loaded.blocks) {

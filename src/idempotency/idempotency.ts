@@ -117,6 +117,7 @@ export class IdempotencyStore {
     this.inflight.set(scope, application);
     const settled = () => {
       if (this.inflight.get(scope) === application) this.inflight.delete(scope);
+      this.expired.delete(scope); // used by the application's record, or not needed after a failure
       this.sweeper.maybeSweep();
     };
     void application.then(settled, settled);

@@ -1,0 +1,49 @@
+/**
+ * A mutation loop to profile (`npm run bench -- profile [blocks] [kind] [seconds]`): one document of
+ * `blocks` paragraphs, `kind` mutations (edit, create, move, delete) in a loop that reads only the
+ * receipt's resulting version and the document's revision. Run it under `node --cpu-prof` (see the
+ * README, Performance).
+ */
+import { memoryStorage } from '../adapters/memory/index.ts';
+import type { Actor } from '../src/deps.ts';
+import { createEngine } from '../src/engine.ts';
+
+const actor: Actor = { accountId: 'bench', credentialRef: null, documentRef: null };
+let seq = 0;
+const key = () => `profile-key-${(++seq).toString(36).padStart(10, '0')}`;
+
+/** Run the loop and print its rate. */
+export async function runProfileLoop(blocks = 10, kind = 'edit', seconds = 3): Promise<void> {
+  const engine = createEngine({ storage: memoryStorage() });
+  const created = await engine.documents.create(actor, { idempotencyKey: key(), body: { v: 1, title: 'profile' } });
+  const ref = created.document.documentRef;
+  let revision = created.document.revision;
+  const ids: string[] = [];
+  for (let made = 0; made < blocks; made += 50) {
+    const list = Array.from({ length: Math.min(50, blocks - made) }, (_, i) => ({ type: 'paragraph', markdown: `Block ${made + i}` }));
+    const out = await engine.documents.mutate(actor, ref, {
+      idempotencyKey: key(),
+      ifRevision: revision,
+      body: { v: 1, intent: 'build', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: list } },
+    });
+    revision = out.document.revision;
+    ids.push(...out.receipt.affectedBlockIds);
+  }
+  let n = 0;
+  let version = 0;
+  const start = performance.now();
+  while (performance.now() - start < seconds * 1000) {
+    const id = ids[n % ids.length]!;
+    const mutation =
+      kind === 'move'
+        ? { kind: 'move', blockIds: [id], newParentBlockId: null, beforeBlockId: ids[(n * 7 + 3) % ids.length] === id ? null : ids[(n * 7 + 3) % ids.length] }
+        : { kind: 'edit', blockId: id, block: { type: 'paragraph', markdown: `Edited ${n}` } };
+    const out = await engine.documents.mutate(actor, ref, { idempotencyKey: key(), ifRevision: revision, body: { v: 1, intent: kind, mutation } });
+    version = out.receipt.resultingVersion;
+    revision = out.document.revision;
+    n++;
+  }
+  const rate = n / ((performance.now() - start) / 1000);
+  console.log(`${blocks} blocks, ${kind}: ${Math.round(rate)} mutations/s (last version ${version})`);
+  await engine.close();
+}

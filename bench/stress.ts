@@ -1,0 +1,103 @@
+/**
+ * Stress cases of the document engine: the version-only mutation loop across document sizes, and
+ * edits to 41,000-character paragraphs built to stress the inline Markdown parser.
+ */
+import { memoryStorage } from '../adapters/memory/index.ts';
+import { createEngine } from '../src/engine.ts';
+import { SECONDS, actor, buildDocument, editText, fmt, key, rate, table } from './mutations.ts';
+
+/**
+ * The version-only loop: `mutate` calls whose caller reads only `receipt.resultingVersion` and
+ * `document.revision`, on 10, 1,000 and 10,000 blocks. Sizes take turns in short rounds (so that
+ * load from elsewhere on the machine hits them alike) and each keeps its best round.
+ */
+export async function versionOnlyScaling(): Promise<void> {
+  const sizes = [10, 1000, 10_000];
+  const engines = sizes.map(() => createEngine({ storage: memoryStorage() }));
+  const loops = await Promise.all(
+    sizes.map(async (size, i) => {
+      const engine = engines[i]!;
+      const state = await buildDocument(engine, size);
+      let seq = 0;
+      let version = 0;
+      return async () => {
+        seq++;
+        const blockId = state.ids[seq % state.ids.length];
+        const mutation = { kind: 'edit', blockId, block: { type: 'paragraph', markdown: editText(size, seq) } };
+        const out = await engine.documents.mutate(actor, state.ref, { idempotencyKey: key(), ifRevision: state.revision, body: { v: 1, intent: 'edit', mutation } });
+        version = out.receipt.resultingVersion;
+        state.revision = out.document.revision;
+        return version;
+      };
+    }),
+  );
+  const best = sizes.map(() => 0);
+  const rounds = 5;
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < sizes.length; i++) best[i] = Math.max(best[i]!, await rate(loops[i]!, undefined, undefined, SECONDS / rounds));
+  }
+  for (const engine of engines) await engine.close();
+  console.log('\nversion-only mutate loop (reads receipt.resultingVersion and document.revision only), best of 5 interleaved rounds');
+  table([
+    ['blocks', 'edits/s', 'vs 10 blocks'],
+    ...sizes.map((size, i) => [size.toLocaleString('en-US'), fmt(best[i]!), `${((best[i]! / best[0]!) * 100).toFixed(1)}%${i ? ` (target ≥ 50%: ${best[i]! >= best[0]! / 2 ? 'met' : 'NOT met'})` : ''}`]),
+  ], 'Version-only mutate loop: rate vs the 10-block rate (%)', 2, 50);
+}
+
+/** 41,000-character paragraphs built to stress an inline Markdown parser. */
+export const PATHOLOGICAL: Record<string, string> = Object.fromEntries(
+  Object.entries({
+    '**a**a': '**a**a',
+    '*a': '*a',
+    '_a': '_a',
+    '***a': '***a',
+    '[': '[',
+    '[a': '[a',
+    '](': '](',
+    '[a](': '[a](',
+    '![': '![',
+    '`a': '`a',
+    '<': '<',
+    '<a': '<a',
+    '*': '*',
+    '_': '_',
+    '`': '`',
+    '*_[`<](a': '*_[`<](a',
+  }).map(([name, unit]) => [name, unit.repeat(Math.ceil(41_000 / unit.length)).slice(0, 41_000)]),
+);
+
+/**
+ * Time per edit that sets one block of a 10-block document to each pathological paragraph (target
+ * ≤ 10 ms). The last characters change per edit so no cache helps; a paragraph that is not one block
+ * of inline content (a line of `*` is a thematic break) is timed as a rejected edit.
+ */
+export async function pathologicalEdits(): Promise<void> {
+  const engine = createEngine({ storage: memoryStorage() });
+  const state = await buildDocument(engine, 10);
+  const rows = [['paragraph (41,000 chars of …)', 'ms per edit', 'outcome']];
+  for (const [name, text] of Object.entries(PATHOLOGICAL)) {
+    let outcome = 'applied';
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const markdown = text.slice(0, -4) + 'x'.repeat(i) + text.slice(text.length - 4 + i);
+      const t = performance.now();
+      try {
+        const out = await engine.documents.mutate(actor, state.ref, {
+          idempotencyKey: key(),
+          ifRevision: state.revision,
+          body: { v: 1, intent: 'stress', mutation: { kind: 'edit', blockId: state.ids[0], block: { type: 'paragraph', markdown } } },
+        });
+        state.revision = out.document.revision;
+      } catch (error) {
+        outcome = `rejected (${(error as { code?: string }).code ?? 'error'})`;
+      }
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    const median = times[2]!;
+    rows.push([JSON.stringify(name), `${median.toFixed(2)}${median <= 10 ? '' : ' (NOT met)'}`, outcome]);
+  }
+  await engine.close();
+  console.log('\npathological inline Markdown, one edit of a 10-block document, median of 5 (target ≤ 10 ms)');
+  table(rows, 'Pathological 41,000-character paragraphs: ms per edit', 1, 10, true);
+}

@@ -1,0 +1,64 @@
+/**
+ * The content of one document version, built lazily: the canonical JSON text and its SHA-256 are
+ * computed when first read, at most once, never on the path of a caller that only needs the version.
+ * @module
+ */
+import type { Sha256Hex } from '../hash.ts';
+
+/**
+ * One version's canonical rich-json `document` text and hash.
+ * @remarks Holds the tree's cached JSON pieces of that version: strings shared with neighbouring
+ * versions (an edit re-joins one chunk), so a version costs about one chunk of text plus an array.
+ * The first read of {@link VersionContent.json} joins them, the first read of
+ * {@link VersionContent.sha256} hashes them (the joined text when there is one, else piece by
+ * piece); each at most once. {@link VersionContent.release} drops the joined text once the document
+ * has moved on, so that kept versions do not hold a whole document each.
+ */
+export class VersionContent {
+  private text: string | null = null;
+  private hash: string | null;
+
+  constructor(
+    private readonly parts: readonly string[],
+    private readonly hasher: Sha256Hex,
+    knownHash: string | null = null,
+  ) {
+    this.hash = knownHash;
+  }
+
+  /** The canonical JSON text, joined on first read (and again only after a release). */
+  get json(): string {
+    return (this.text ??= this.parts.join(''));
+  }
+
+  /** Hex SHA-256 of {@link VersionContent.json}, computed on first read. */
+  get sha256(): string {
+    return (this.hash ??= this.hasher(this.text ?? this.parts));
+  }
+
+  /** Drop the joined text (kept: the pieces, and the hash when computed). */
+  release(): void {
+    this.text = null;
+  }
+}
+
+/** Versions kept per loaded document (a power of two): about one chunk of text and an array each. */
+export const RECENT_VERSIONS = 64;
+
+/** The contents of a loaded document's last {@link RECENT_VERSIONS} versions, by version modulo their count. */
+export interface RecentVersions {
+  versions: Float64Array;
+  contents: (VersionContent | undefined)[];
+}
+
+/** An empty ring of recent versions. */
+export function recentVersions(): RecentVersions {
+  return { versions: new Float64Array(RECENT_VERSIONS), contents: new Array<VersionContent | undefined>(RECENT_VERSIONS) };
+}
+
+/** Keep `content` as the content of `version` (it replaces the version {@link RECENT_VERSIONS} before). */
+export function keepVersion(recent: RecentVersions, version: number, content: VersionContent): void {
+  const slot = version & (RECENT_VERSIONS - 1);
+  recent.versions[slot] = version;
+  recent.contents[slot] = content;
+}
