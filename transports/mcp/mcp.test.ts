@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -257,6 +258,24 @@ test('stdio: runMcpStdio serves over byte streams until they end', async () => {
   await client.close();
   await mcp.closed;
   await s.engine.close();
+});
+
+test('stdio to a child process: the SDK client spawns a server and works with its tools', async () => {
+  const child = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', new URL('../../fixtures/mcp-stdio-child.ts', import.meta.url).pathname],
+    stderr: 'pipe',
+  });
+  const client = new Client({ name: 'child-test', version: '1.0.0' });
+  await client.connect(child);
+  try {
+    const created = (await client.callTool({ name: 'createDocument', arguments: { body: { v: 1, title: 'From a child' } } })) as any;
+    assert.is(created.structuredContent.status, 201);
+    const md = (await client.callTool({ name: 'getDocument', arguments: { documentRef: created.structuredContent.body.data.documentRef, format: 'markdown' } })) as any;
+    assert.is(md.structuredContent.status, 200);
+  } finally {
+    await client.close();
+  }
 });
 
 test('streamable HTTP at /mcp beside the API: bearer required, sessions bound to their token', async () => {
