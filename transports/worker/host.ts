@@ -181,7 +181,9 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
       if (closing) return false;
       if (outcome === 'up' && c.up) return true;
       if (c !== conn) continue; // a newer worker is starting
-      return false;
+      if (outcome === 'timeout' || !restart) return false;
+      // This start failed; another is scheduled (with backoff): wait for it within the deadline.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(0, deadline - Date.now()))));
     }
   }
 

@@ -145,6 +145,21 @@ test('a crash mid-stream fails the stream; the worker restarts and answers again
   }
 });
 
+test('a restart that fails is tried again with backoff; requests wait for it', async () => {
+  const events: WorkerHostEvent[] = [];
+  const host = await startWorkerHost({ module: streamModule, options: { failGeneration: 1 }, testHooks: true, onEvent: (e) => events.push(e) });
+  try {
+    host.crashForTest();
+    await until(async () => (events.length >= 1 ? true : undefined), 'the crash');
+    const answer = await host.fetch(`${base}/stats`);
+    assert.is(answer.status, 200, 'answered by the third start');
+    assert.equal(events.map((e) => `${e.kind}:${e.generation}`), ['crash:0', 'restart-failed:1', 'restarted:2']);
+    assert.match((events[1] as { message: string }).message, /start 1 fails/);
+  } finally {
+    await host.close();
+  }
+});
+
 interface Outcome {
   key: string;
   status: number;
