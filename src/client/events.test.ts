@@ -113,6 +113,16 @@ test('job events: 204 ends at once; an error answer throws its contract code; id
   }
   assert.is(code, 'NOT_FOUND');
 
+  const garbled = scripted([() => sse('id: 1\nevent: research-job\ndata: {not json\n\n')]);
+  let garbledError = '';
+  try {
+    for await (const _ of createClient({ baseUrl: 'http://kw.local', token: 't', fetch: garbled.fetch }).jobEvents(jobId)) void _;
+  } catch (e) {
+    garbledError = isApiClientError(e) ? e.code : String(e);
+  }
+  assert.is(garbledError, 'INVALID_RESPONSE');
+  assert.is(garbled.requests.length, 1, 'a garbled event is reported, not retried');
+
   const quiet = scripted(Array.from({ length: 5 }, () => () => sse(': keep-alive\n\n')));
   let idleError = '';
   try {

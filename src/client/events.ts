@@ -8,7 +8,7 @@
 import type { AnyOperation } from '../api/registry/index.ts';
 import type { ResearchJobEvent } from '../jobs/schemas.ts';
 import { sendWithRetries, type CallSettings } from './call.ts';
-import { ApiClientError } from './errors.ts';
+import { ApiClientError, isApiClientError } from './errors.ts';
 import { sleep } from './retry.ts';
 import { parseSse } from './sse.ts';
 
@@ -69,13 +69,18 @@ export async function* followJobEvents(op: AnyOperation, settings: CallSettings,
         }
         if (item.event.id !== null) lastId = item.event.id;
         if (item.event.event !== 'research-job') continue;
-        const event = JSON.parse(item.event.data) as JobEvent;
+        let event: JobEvent;
+        try {
+          event = JSON.parse(item.event.data) as JobEvent;
+        } catch (e) {
+          throw new ApiClientError({ status: 200, code: 'INVALID_RESPONSE', message: `event ${item.event.id ?? '?'} carries data that is not JSON`, retryable: false, operationId: op.operationId, attempts, cause: e });
+        }
         sawEvent = true;
         yield event;
         if (TERMINAL_EVENT_KINDS.has(event.kind)) return;
       }
     } catch (e) {
-      if (signal?.aborted) throw e;
+      if (signal?.aborted || isApiClientError(e)) throw e;
       // the connection dropped mid-stream: resume below
     }
     idle = sawEvent ? 0 : idle + 1;
