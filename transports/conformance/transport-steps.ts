@@ -70,6 +70,40 @@ function mutation(name: string, expectStatus: number, build: (s: StepState) => {
   return step;
 }
 
+/**
+ * Steps on the started job, when the service accepted it (a research runner is installed): follow
+ * its events as a stream (which ends at the terminal event, so later steps see a finished job),
+ * then every read of a terminal job.
+ */
+function jobSteps(): Step[] {
+  const job = (s: StepState) => `/api/v1/research-jobs/${s.values.get('job') ?? JOB}`;
+  return [
+    { name: 'follow the job as an event stream (to its terminal event)', expectStatus: 200, request: (s) => ({ method: 'GET', path: `${job(s)}/events`, headers: { ...bearer(s), accept: 'text/event-stream' } }) },
+    {
+      name: 'read the job',
+      expectStatus: 200,
+      request: (s) => ({ method: 'GET', path: job(s), headers: bearer(s) }),
+      after: (a, s) => {
+        if (a.headers.etag) s.values.set('jobEtag', a.headers.etag);
+      },
+    },
+    { name: 'read the job conditionally', expectStatus: 304, request: (s) => ({ method: 'GET', path: job(s), headers: { ...bearer(s), 'if-none-match': s.values.get('jobEtag') ?? '"none"' } }) },
+    {
+      name: 'the job events as a JSON page',
+      expectStatus: 200,
+      request: (s) => ({ method: 'GET', path: `${job(s)}/events?after=0`, headers: bearer(s) }),
+      after: (a, s) => {
+        const items = (a.body as { data?: { items?: { eventId: string }[] } }).data?.items;
+        if (items?.length) s.values.set('lastEvent', items.at(-1)!.eventId);
+      },
+    },
+    { name: 'resume the stream after the terminal event (204)', expectStatus: 204, request: (s) => ({ method: 'GET', path: `${job(s)}/events`, headers: { ...bearer(s), accept: 'text/event-stream', 'last-event-id': s.values.get('lastEvent') ?? '0' } }) },
+    { name: 'export the report as Markdown', expectStatus: 200, request: (s) => ({ method: 'GET', path: `${job(s)}/report?format=markdown`, headers: bearer(s) }) },
+    { name: 'export the report as rich-json', expectStatus: 200, request: (s) => ({ method: 'GET', path: `${job(s)}/report?format=rich-json`, headers: bearer(s) }) },
+    { name: 'cancel a finished job', expectStatus: 409, request: (s) => ({ method: 'POST', path: `${job(s)}/cancellations`, headers: { ...bearer(s), ...json, 'idempotency-key': 'conformance-cancel-0002', 'service-if-revision': 'stale' }, body: { v: 1 } }) },
+  ];
+}
+
 /** The steps, in order. */
 export const conformanceSteps: readonly Step[] = [
   { name: 'GET /openapi.json', expectStatus: 200, request: () => ({ method: 'GET', path: '/openapi.json' }) },
@@ -131,14 +165,20 @@ export const conformanceSteps: readonly Step[] = [
   { name: "the person's page (401 HTML)", expectStatus: 401, request: (s) => ({ method: 'GET', path: `/documents/${get(s, 'ref')}` }) },
   { name: 'list research jobs', expectStatus: 200, request: (s) => ({ method: 'GET', path: '/api/v1/research-jobs', headers: bearer(s) }) },
   {
-    name: 'start a research job (retired)',
+    name: 'start a research job',
+    expectStatus: 202,
     request: (s) => ({
       method: 'POST',
       path: '/api/v1/research-jobs',
       headers: { ...bearer(s), ...json, 'idempotency-key': 'conformance-job-000001' },
-      body: { v: 1, spaceRef: { kind: 'document', documentRef: get(s, 'ref') }, question: 'Why?', reportPolicy: { kind: 'new-document' } },
+      body: { v: 1, question: 'Does it conform?', profile: 'focused', visibilityIntent: 'private', deliverable: { kind: 'report', form: 'question-answer', language: 'en' }, spaceRef: { kind: 'new-document', title: 'Conformance report' } },
     }),
+    after: (a, s) => {
+      const jobId = (a.body as { data?: { jobId?: string } }).data?.jobId;
+      if (jobId) s.values.set('job', jobId);
+    },
   },
+  ...jobSteps(),
   { name: 'an unknown job', expectStatus: 404, request: (s) => ({ method: 'GET', path: `/api/v1/research-jobs/${JOB}`, headers: bearer(s) }) },
   { name: 'job events as JSON', request: (s) => ({ method: 'GET', path: `/api/v1/research-jobs/${JOB}/events?after=0`, headers: bearer(s) }) },
   { name: 'job events as a stream', request: (s) => ({ method: 'GET', path: `/api/v1/research-jobs/${JOB}/events`, headers: { ...bearer(s), accept: 'text/event-stream', 'last-event-id': '3' } }) },

@@ -1,9 +1,10 @@
 /**
  * The transport-conformance suite over node:http, the in-process fetch and the worker thread: each
- * runs a deterministic engine (seeded ids, fixed clock, memory storage) built the same way, so the
- * answers must match.
+ * runs a deterministic engine (seeded ids, fixed clock, memory storage, the scripted research runner)
+ * built the same way, so the answers must match, event streams included.
  */
 import { memoryStorage } from '../../adapters/memory/index.ts';
+import { scriptedRunner } from '../../fixtures/worker-engine.ts';
 import { createApiHandler } from '../../src/api/handler.ts';
 import { manualClock } from '../../src/clock.ts';
 import { createEngine } from '../../src/engine.ts';
@@ -17,7 +18,7 @@ const operatorKey = 'conformance-operator-key-0123456789abcdef';
 const SEED = 7;
 
 function engineHandler() {
-  const engine = createEngine({ storage: memoryStorage(), ids: seededIds(SEED), clock: manualClock(), onError: () => undefined });
+  const engine = createEngine({ storage: memoryStorage(), ids: seededIds(SEED), clock: manualClock(), onError: () => undefined, runner: scriptedRunner() });
   return { engine, handler: createApiHandler({ engine, operatorKey, log: () => undefined }) };
 }
 
@@ -48,7 +49,7 @@ const http: TransportUnderTest = {
 const worker: TransportUnderTest = {
   name: 'worker thread',
   async start() {
-    const host = await startWorkerHost({ module: new URL('../../fixtures/worker-engine.ts', import.meta.url), options: { storage: 'memory', operatorKey, seed: SEED } });
+    const host = await startWorkerHost({ module: new URL('../../fixtures/worker-engine.ts', import.meta.url), options: { storage: 'memory', operatorKey, seed: SEED, runner: 'scripted' } });
     return { fetch: host.fetch, baseUrl: 'http://kw.local', close: () => host.close() };
   },
 };
