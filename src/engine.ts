@@ -10,6 +10,8 @@ import { createCredentialService, type CredentialService } from './auth/credenti
 import { createDocumentsService, type DocumentsServiceImpl } from './documents/service.ts';
 import { sha256Hex, type Sha256Hex } from './hash.ts';
 import { randomIds, refMinter, type IdSource } from './ids.ts';
+import type { Extractor, Fetcher } from './library/capture-port.ts';
+import { createLibraryService, type LibraryOptions, type LibraryService } from './library/service.ts';
 import type { Storage } from './ports.ts';
 import { createJobsService, type JobsService } from './jobs/service.ts';
 import type { ResearchRunner } from './jobs/runner.ts';
@@ -34,6 +36,14 @@ export interface EngineOptions {
   idempotencyRetentionMs?: number;
   /** The research runner; without one, fresh research-job starts answer FEATURE_RETIRED. */
   runner?: ResearchRunner;
+  /** Brings pages for library captures (adapters/capture `nodeFetcher()`); without one, link captures fail. */
+  fetcher?: Fetcher;
+  /** Reads captured HTML and PDF (adapters/capture `contentExtractor()`); without one, nothing is captured. */
+  extractor?: Extractor;
+  /** Let captures fetch private, loopback and link-local addresses (`--capture-allow-private`); default false. */
+  captureAllowPrivate?: boolean;
+  /** Further library limits (queue sizes, fetch limits, upload limits). */
+  library?: Omit<LibraryOptions, 'fetcher' | 'extractor' | 'captureAllowPrivate'>;
 }
 
 /** The engine: the only door to the state. */
@@ -44,6 +54,8 @@ export interface Engine {
   readonly activation: Activation;
   /** Research jobs (recovery of jobs an earlier process left running starts with the engine). */
   readonly jobs: JobsService;
+  /** The link library: commands, uploads and background capture (pending captures resume with the engine). */
+  readonly library: LibraryService;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -73,6 +85,14 @@ export function createEngine(options: EngineOptions): Engine {
     documents,
     onError: (error, jobId) => deps.reportError(error, jobId === null ? 'jobs' : `job ${jobId}`),
   });
+  const library = createLibraryService(deps, {
+    idempotencyRetentionMs: options.idempotencyRetentionMs,
+    ...options.library,
+    onError: options.library?.onError ?? ((error) => deps.reportError(error, 'library capture')),
+    fetcher: options.fetcher ?? null,
+    extractor: options.extractor ?? null,
+    captureAllowPrivate: options.captureAllowPrivate ?? false,
+  });
   let closed: Promise<void> | null = null;
   return {
     deps,
@@ -80,8 +100,10 @@ export function createEngine(options: EngineOptions): Engine {
     credentials,
     activation,
     jobs,
+    library,
     close() {
       closed ??= (async () => {
+        await library.close();
         await jobs.recovered;
         await jobs.close();
         await credentials.flush();

@@ -3,6 +3,7 @@
  * @module
  */
 import { invalid } from '../errors.ts';
+import { utf8Length } from '../text.ts';
 
 /**
  * The first value of a query parameter (`a=1&b=2`), percent-decoded with `+` as space; undefined when
@@ -51,21 +52,6 @@ export function etagMatches(ifNoneMatch: string, etag: string): boolean {
     if ((tag.startsWith('W/') ? tag.slice(2) : tag) === opaque) return true;
   }
   return false;
-}
-
-/** UTF-8 byte length of a string without encoding it. */
-export function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
-  }
-  return bytes;
 }
 
 /** Byte length of a body: strings are measured as UTF-8. Short strings skip the exact count when they cannot exceed `limit`. */

@@ -31,7 +31,4 @@ export interface PlainResponse {
 /** What every transport mounts. */
 export type Handler = (request: PlainRequest) => Promise<PlainResponse>;
 
-/** Request body limit of the contract: 256 KB. */
-export const MAX_REQUEST_BODY = 256 * 1024;
-/** Response body limit of the contract: 2 MB. */
-export const MAX_RESPONSE_BODY = 2 * 1024 * 1024;
+export { MAX_REQUEST_BODY, MAX_RESPONSE_BODY } from '../limits.ts';

@@ -4,14 +4,15 @@
  */
 import type { BlockTree } from '../blocks/tree.ts';
 import { invalid } from '../errors.ts';
+import { MAX_RESPONSE_BODY } from '../limits.ts';
 import type { DocumentFormat } from './types.ts';
 
-/** The contract's limit on a response body. */
-export const MAX_RESPONSE_BYTES = 2 * 1024 * 1024;
 /** Room left in the 2 MB response limit for the envelope and receipt around the document JSON. */
-export const MAX_DOCUMENT_JSON_BYTES = MAX_RESPONSE_BYTES - 16 * 1024;
+export const MAX_DOCUMENT_JSON_BYTES = MAX_RESPONSE_BODY - 16 * 1024;
 
-const FORMATS: ReadonlySet<string> = new Set<DocumentFormat>(['rich-json', 'blocks', 'markdown']);
+/** The read representations of a document. */
+export const DOCUMENT_FORMATS = ['rich-json', 'blocks', 'markdown'] as const satisfies readonly DocumentFormat[];
+const FORMATS: ReadonlySet<string> = new Set<string>(DOCUMENT_FORMATS);
 
 /** A read format (undefined: rich-json); anything else is INVALID_REQUEST on field `format`. */
 export function requireFormat(format: string | undefined): DocumentFormat {

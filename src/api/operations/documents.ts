@@ -7,8 +7,8 @@
 import * as v from 'valibot';
 import { ServiceError } from '../../errors.ts';
 import { Patterns } from '../../ids.ts';
-import { parseOrThrow } from '../../validation.ts';
 import { DocumentCreateRequestSchema, DocumentMutationRequestSchema } from '../../documents/schemas.ts';
+import { DOCUMENT_FORMATS, requireFormat } from '../../documents/limits.ts';
 import { documentDataBody, documentDataJson, receiptJson } from '../../documents/serialize.ts';
 import type { RequestContext } from '../context.ts';
 import { baseHeaders, ok, type JsonPieces } from '../envelope.ts';
@@ -26,7 +26,7 @@ import { MAX_RESPONSE_BODY } from '../types.ts';
 const DATA_HEAD = '{"v":1,"document":';
 
 const actorOf = (ctx: RequestContext) => ctx.credential!.actor;
-const DocumentFormatSchema = v.pipe(v.picklist(['rich-json', 'blocks', 'markdown'], 'must be rich-json, blocks or markdown'), v.description('Default rich-json.'));
+const DocumentFormatSchema = v.pipe(v.picklist(DOCUMENT_FORMATS), v.description('Default rich-json.'));
 const documentRef = pathId(Patterns.documentRef, 'A documentRef: sdoc_ and 48 lowercase hex characters.');
 
 /** GET /api/v1/documents: a page `{items, nextCursor}`. */
@@ -131,7 +131,7 @@ export const readDocument = defineOperation({
     const formatParam = input.query.format;
     const ifNoneMatch = input.headers.ifNoneMatch;
     if (ifNoneMatch !== undefined) {
-      const format = formatParam === undefined ? 'rich-json' : parseOrThrow(DocumentFormatSchema, formatParam, 'format', 'format');
+      const format = requireFormat(formatParam);
       const head = await ctx.engine.documents.head(actor, ref);
       const etag = weakEtag(head.revision, format);
       if (etagMatches(ifNoneMatch, etag)) {

@@ -1,0 +1,86 @@
+/**
+ * Writes on existing items: highlights and notes on a source, and an item's reading state.
+ * @module
+ */
+import type { Actor } from '../deps.ts';
+import { ServiceError, invalid } from '../errors.ts';
+import { isStorageConflict } from '../ports.ts';
+import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
+import { currentCapture, loadSource } from './reader-page.ts';
+import { itemPutOp, toLibraryItem, type ItemRecord, type LibraryItem } from './records.ts';
+import type { CreateNoteCommand, HighlightCommand, SetReadingStateCommand } from './schemas.ts';
+import { checkSelections } from './selection.ts';
+
+type Written = Promise<{ item: LibraryItem; created: boolean }>;
+
+function newItem(ctx: LibraryContext, actor: Actor, kind: 'highlight' | 'note', sourceId: string): ItemRecord {
+  const now = ctx.deps.clock.now();
+  return { itemId: mintId(ctx, 'litm'), accountId: actor.accountId, kind, createdAt: now, updatedAt: now, read: false, archived: false, sourceId };
+}
+
+const replayItem = (ctx: LibraryContext, actor: Actor) => async (itemId: string) => toLibraryItem(await loadItem(ctx, actor, itemId));
+
+async function wrap(p: Promise<{ answer: LibraryItem; created: boolean }>): Written {
+  const { answer, created } = await p;
+  return { item: answer, created };
+}
+
+/**
+ * Store a highlight of a captured source. Every selection must match the saved text exactly; one
+ * miss refuses the whole highlight with a fieldError per failing selection, and nothing is stored.
+ */
+export function highlight(ctx: LibraryContext, actor: Actor, command: HighlightCommand): Written {
+  const apply = async () => {
+    const source = await loadSource(ctx, actor, command.sourceId);
+    const capture = await currentCapture(ctx, source.value);
+    if (!capture) {
+      const state = source.value.capture?.state ?? 'pending';
+      throw new ServiceError('CONFLICT', `Source ${command.sourceId} has no captured text to highlight (capture ${state}); wait for the capture or read its reason with get.`, {
+        fieldErrors: [{ field: 'sourceId', message: `capture is ${state}` }],
+        retryable: state === 'pending',
+        requiredAction: 'refresh-resource',
+      });
+    }
+    const errors = checkSelections(command.selections, capture);
+    if (errors.length) throw invalid(`${errors.length} of ${command.selections.length} selections do not match the saved text: ${errors[0]!.field} ${errors[0]!.message}.`, errors);
+    const item: ItemRecord = { ...newItem(ctx, actor, 'highlight', command.sourceId), selections: command.selections };
+    return { ops: [itemPutOp(item, null)], result: item.itemId };
+  };
+  return wrap(idempotent(ctx, actor, command, apply, replayItem(ctx, actor)));
+}
+
+/** Store a Markdown note on a source. */
+export function createNote(ctx: LibraryContext, actor: Actor, command: CreateNoteCommand): Written {
+  const apply = async () => {
+    await loadSource(ctx, actor, command.sourceId);
+    const item: ItemRecord = { ...newItem(ctx, actor, 'note', command.sourceId), markdown: command.markdown };
+    return { ops: [itemPutOp(item, null)], result: item.itemId };
+  };
+  return wrap(idempotent(ctx, actor, command, apply, replayItem(ctx, actor)));
+}
+
+function stale(itemId: string, expected: number, current: number): ServiceError {
+  return new ServiceError('PRECONDITION_FAILED', `Item ${itemId} is at revision ${current}, not ${expected}; read it again and resend with its current revision.`, {
+    fieldErrors: [{ field: 'expectedRevision', message: `is stale: the item is at revision ${current}` }],
+    requiredAction: 'refresh-resource',
+  });
+}
+
+/** Set read and archived on any item, guarded by its current revision (stale → PRECONDITION_FAILED, item unchanged). */
+export function setReadingState(ctx: LibraryContext, actor: Actor, command: SetReadingStateCommand): Written {
+  const apply = async () => {
+    const stored = await loadItem(ctx, actor, command.itemId);
+    if (stored.revision !== command.expectedRevision) throw stale(command.itemId, command.expectedRevision, stored.revision);
+    const now = ctx.deps.clock.now();
+    const item: ItemRecord = { ...stored.value, read: command.read, archived: command.archived, updatedAt: Math.max(now, stored.value.updatedAt) };
+    return { ops: [itemPutOp(item, stored.revision)], result: item.itemId };
+  };
+  return wrap(
+    idempotent(ctx, actor, command, apply, replayItem(ctx, actor)).catch(async (e: unknown) => {
+      // The item moved between the read and the commit (a capture finished): that is a stale revision too.
+      if (!isStorageConflict(e)) throw e;
+      const now = await loadItem(ctx, actor, command.itemId);
+      throw stale(command.itemId, command.expectedRevision, now.revision);
+    }),
+  );
+}

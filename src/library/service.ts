@@ -1,0 +1,207 @@
+/**
+ * The link library: `createLibraryService(deps, options)` runs library commands for an actor and
+ * captures saved links in a bounded background queue.
+ * @remarks The edge checks the scope of each command with {@link requiredScope} and wraps the plain
+ * results. Items are private to the actor's account.
+ * @module
+ */
+import type { Actor, EngineDeps } from '../deps.ts';
+import { ServiceError } from '../errors.ts';
+import type { RecordPage } from '../ports.ts';
+import { IdempotencyStore } from '../idempotency/idempotency.ts';
+import { parseOrThrow } from '../validation.ts';
+import type { Extractor, Fetcher } from './capture-port.ts';
+import { CaptureQueue } from './capture-queue.ts';
+import { runCaptureJob } from './capture-runner.ts';
+import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
+import { createNote, highlight, setReadingState } from './item-writes.ts';
+import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
+import { readerPage, type ReaderPage } from './reader-page.ts';
+import { Collections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord, type LibraryItem } from './records.ts';
+import { LibraryCommandSchema, requiredScope, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
+import { finishUpload, prepareUpload, putUploadBytes, type PreparedUpload, type ReceivedUpload } from './uploads.ts';
+
+export { requiredScope };
+
+/** Options of {@link createLibraryService}; every limit has a default. */
+export interface LibraryOptions {
+  /** Brings pages over the network (adapters/capture `nodeFetcher`); without one, link captures fail `not-configured`. */
+  fetcher?: Fetcher | null;
+  /** Reads HTML and PDF (adapters/capture `contentExtractor`); without one, nothing is captured. */
+  extractor?: Extractor | null;
+  /** Allow captures of private, loopback, link-local … addresses (`--capture-allow-private`). Default false. */
+  captureAllowPrivate?: boolean;
+  /** Captures at once (default 4) and job keys held in memory (default 256). */
+  concurrency?: number;
+  queueSize?: number;
+  /** Bytes of a fetched page kept (default 5 MiB), whole-fetch time (default 15 s), redirects (default 5). */
+  maxPageBytes?: number;
+  fetchTimeoutMs?: number;
+  maxRedirects?: number;
+  /** Readable text kept per capture, in UTF-16 code units (default 1,000,000). */
+  maxTextLength?: number;
+  /** Largest upload (default 20 MiB) and how long a prepared upload stays open (default 1 h). */
+  maxUploadBytes?: number;
+  uploadTtlMs?: number;
+  /** Where the edge accepts upload bytes; `{uploadId}` is replaced. Default `/api/v1/library/uploads/{uploadId}`. */
+  uploadPathTemplate?: string;
+  /** Called with unexpected background errors (a storage failure during capture). Default: console.error. */
+  onError?: (error: unknown) => void;
+  /** How long a command's idempotency key replays it (ms); default 24 hours, as for every write. */
+  idempotencyRetentionMs?: number | undefined;
+  /** Resume pending captures right away (default true). */
+  autoStart?: boolean;
+}
+
+/** The answer of each command type. */
+export type LibraryResult =
+  | { type: 'save-link' | 'highlight' | 'create-note' | 'set-reading-state' | 'finish-upload'; item: LibraryItem; created: boolean }
+  | { type: 'get'; item: LibraryItem }
+  | { type: 'list'; items: LibraryItem[]; nextCursor: string | null }
+  | { type: 'reader-page'; page: ReaderPage }
+  | { type: 'prepare-upload'; upload: PreparedUpload; created: boolean };
+
+/** The library service. */
+export interface LibraryService {
+  /** Validate and run one command (an unparsed body). Throws ServiceError on every refusal. */
+  execute(actor: Actor, command: unknown): Promise<LibraryResult>;
+  /** Store the bytes of a prepared upload (the edge calls this for `PUT {upload.path}`). */
+  putUploadBytes(actor: Actor, uploadId: string, bytes: Uint8Array): Promise<ReceivedUpload>;
+  /** Resume pending captures (called by the constructor unless `autoStart` is false). */
+  start(): void;
+  /** Resolves when no capture is queued, running or pending in storage. */
+  idle(): Promise<void>;
+  /** Capture jobs held in memory now (waiting plus running); at most `queueSize + concurrency`. */
+  heldJobs(): number;
+  /** Abort running captures and stop; pending captures resume on the next start. */
+  close(): Promise<void>;
+}
+
+async function saveLink(ctx: LibraryContext, actor: Actor, command: SaveLinkCommand) {
+  return idempotent(
+    ctx,
+    actor,
+    command,
+    async () => {
+      const now = ctx.deps.clock.now();
+      const item: ItemRecord = {
+        itemId: mintId(ctx, 'litm'),
+        accountId: actor.accountId,
+        kind: 'source',
+        createdAt: now,
+        updatedAt: now,
+        read: false,
+        archived: false,
+        url: new URL(command.url).href,
+        origin: 'link',
+        title: null,
+        capture: { state: 'pending', reason: null, captureId: null, representationId: null, format: null, capturedAt: null },
+      };
+      const job = { accountId: actor.accountId, itemId: item.itemId, enqueuedAt: now };
+      return { ops: [itemPutOp(item, null), jobPutOp(job)], result: item.itemId, after: () => ctx.queue.offer(`${actor.accountId}\u0000${item.itemId}`) };
+    },
+    async (itemId) => toLibraryItem(await loadItem(ctx, actor, itemId)),
+  );
+}
+
+async function list(ctx: LibraryContext, actor: Actor, command: ListCommand) {
+  const credential = actor.credentialRef ?? '';
+  const after = command.cursor === undefined ? null : decodeListCursor(credential, command.cursor);
+  const page = await ctx.deps.storage.listPage<ItemRecord>(Collections.items, actor.accountId, command.limit ?? 20, after);
+  return { items: page.records.map(toLibraryItem), nextCursor: page.next === null ? null : encodeListCursor(credential, page.next) };
+}
+
+async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): Promise<LibraryResult> {
+  switch (command.type) {
+    case 'save-link': {
+      const { answer, created } = await saveLink(ctx, actor, command);
+      return { type: command.type, item: answer, created };
+    }
+    case 'list':
+      return { type: 'list', ...(await list(ctx, actor, command)) };
+    case 'get':
+      return { type: 'get', item: toLibraryItem(await loadItem(ctx, actor, command.itemId)) };
+    case 'reader-page':
+      return { type: 'reader-page', page: await readerPage(ctx, actor, command.sourceId) };
+    case 'highlight':
+      return { type: command.type, ...(await highlight(ctx, actor, command)) };
+    case 'create-note':
+      return { type: command.type, ...(await createNote(ctx, actor, command)) };
+    case 'set-reading-state':
+      return { type: command.type, ...(await setReadingState(ctx, actor, command)) };
+    case 'prepare-upload':
+      return { type: command.type, ...(await prepareUpload(ctx, actor, command)) };
+    case 'finish-upload':
+      return { type: command.type, ...(await finishUpload(ctx, actor, command)) };
+    case 'prepare-import':
+      throw new ServiceError(
+        'FORBIDDEN',
+        'Library imports run only under an operator migration plan: the operator sets up a migration plan for the account and runs the import. No ordinary credential can start one; ask the operator.',
+      );
+  }
+}
+
+/**
+ * Build the library over the engine's dependencies.
+ * @example
+ * const library = createLibraryService(deps, { fetcher: nodeFetcher(), extractor: contentExtractor() });
+ * const { item } = await library.execute(actor, { type: 'save-link', url: 'https://example.org/a', idempotencyKey: 'save-0000000000000001' });
+ */
+export function createLibraryService(deps: EngineDeps, options: LibraryOptions = {}): LibraryService {
+  const onError = options.onError ?? ((e: unknown) => console.error('library capture:', e));
+  const capture = {
+    deps,
+    fetcher: options.fetcher ?? null,
+    extractor: options.extractor ?? null,
+    settings: {
+      allowPrivate: options.captureAllowPrivate ?? false,
+      maxBytes: options.maxPageBytes ?? 5 * 1024 * 1024,
+      timeoutMs: options.fetchTimeoutMs ?? 15_000,
+      maxRedirects: options.maxRedirects ?? 5,
+      maxTextLength: options.maxTextLength ?? 1_000_000,
+    },
+  };
+  const refill = async (room: number, known: ReadonlySet<string>) => {
+    const keys: string[] = [];
+    let after: string | null = null;
+    do {
+      const page: RecordPage = await deps.storage.listPage(Collections.jobs, PENDING_PARTITION, Math.min(1000, room + known.size), after);
+      for (const r of page.records) if (!known.has(r.key) && keys.length < room) keys.push(r.key);
+      after = page.next;
+    } while (after !== null && keys.length < room);
+    return keys;
+  };
+  const queue = new CaptureQueue((key, signal) => runCaptureJob(capture, key, signal), refill, {
+    concurrency: options.concurrency ?? 4,
+    queueSize: options.queueSize ?? 256,
+  }, onError);
+  const ctx: LibraryContext = {
+    deps,
+    idem: new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs }),
+    capture,
+    queue,
+    uploads: {
+      maxBytes: options.maxUploadBytes ?? 20 * 1024 * 1024,
+      ttlMs: options.uploadTtlMs ?? 3_600_000,
+      pathTemplate: options.uploadPathTemplate ?? '/api/v1/library/uploads/{uploadId}',
+    },
+  };
+  let started = false;
+  const service: LibraryService = {
+    async execute(actor, input) {
+      const command = parseOrThrow(LibraryCommandSchema, input, 'library command');
+      return run(ctx, actor, command);
+    },
+    putUploadBytes: (actor, uploadId, bytes) => putUploadBytes(ctx, actor, uploadId, bytes),
+    start() {
+      if (started) return;
+      started = true;
+      queue.start();
+    },
+    idle: () => queue.idle(),
+    heldJobs: () => queue.size,
+    close: () => queue.close(),
+  };
+  if (options.autoStart ?? true) service.start();
+  return service;
+}
