@@ -32,6 +32,8 @@ const clients = Number(process.argv[3] ?? 8);
 const workers = availableParallelism();
 const operatorKey = randomBytes(32).toString('base64url');
 const engineModule = new URL('../fixtures/worker-engine.ts', import.meta.url);
+/** Budget windows of 1 s: 10,000 requests per credential per second never run out here. */
+const BUDGET_WINDOW_MS = 1000;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -69,7 +71,7 @@ async function prepareClient(handler: Handler, i: number) {
 async function measure(name: string, target: Target): Promise<void> {
   const prepared = await Promise.all(Array.from({ length: clients }, (_, i) => prepareClient(target.handlers[i % target.handlers.length]!, i)));
   const latencies: number[] = [];
-  let errors = 0;
+  const errors = new Map<number, number>();
   const end = performance.now() + seconds * 1000;
   await Promise.all(
     prepared.map(async (c, i) => {
@@ -85,18 +87,18 @@ async function measure(name: string, target: Target): Promise<void> {
                 mutation: { kind: 'edit', blockId: c.block, block: { type: 'paragraph', markdown: `Edit ${n}` } },
               });
         latencies.push(performance.now() - t0);
-        if (r.status >= 400) errors++;
+        if (r.status >= 400) errors.set(r.status, (errors.get(r.status) ?? 0) + 1);
         else if (r.headers['service-revision']) c.revision = r.headers['service-revision'];
       }
     }),
   );
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!.toFixed(2);
-  console.log(`${name.padEnd(52)} ${String(Math.round(latencies.length / seconds)).padStart(8)} req/s   p50 ${at(0.5).padStart(6)} ms   p99 ${at(0.99).padStart(7)} ms   errors ${errors}`);
+  console.log(`${name.padEnd(52)} ${String(Math.round(latencies.length / seconds)).padStart(8)} req/s   p50 ${at(0.5).padStart(6)} ms   p99 ${at(0.99).padStart(7)} ms   errors ${errors.size ? [...errors].map(([status, n]) => `${n}×${status}`).join(' ') : 0}`);
 }
 
 function inProcess(storage: Storage): Target {
-  const engine = createEngine({ storage, onError: () => undefined });
+  const engine = createEngine({ storage, onError: () => undefined, budgetWindowMs: BUDGET_WINDOW_MS });
   return { handlers: [createApiHandler({ engine, operatorKey, log: () => undefined })], close: () => engine.close() };
 }
 
@@ -128,14 +130,14 @@ const freshDir = async () => {
 };
 try {
   await run('in-process, memory', async () => inProcess(memoryStorage()));
-  await run('1 worker, memory', async () => hostsTarget([await startWorkerHost({ module: engineModule, options: { storage: 'memory', operatorKey } })]));
+  await run('1 worker, memory', async () => hostsTarget([await startWorkerHost({ module: engineModule, options: { storage: 'memory', operatorKey, budgetWindowMs: BUDGET_WINDOW_MS } })]));
   await run('in-process, lowdb (fsync)', async () => inProcess(await lowdbStorage({ dir: await freshDir() })));
-  await run('1 worker, lowdb (fsync)', async () => hostsTarget([await startWorkerHost({ module: engineModule, options: { storage: 'lowdb', dir: await freshDir(), operatorKey } })]));
+  await run('1 worker, lowdb (fsync)', async () => hostsTarget([await startWorkerHost({ module: engineModule, options: { storage: 'lowdb', dir: await freshDir(), operatorKey, budgetWindowMs: BUDGET_WINDOW_MS } })]));
   await run(`${workers} workers sharing lowdb (fsync) via the storage proxy`, async () => {
     const storage = await lowdbStorage({ dir: await freshDir() });
     const server = serveStorage(storage);
     const hosts = await Promise.all(
-      Array.from({ length: workers }, () => startWorkerHost({ module: engineModule, options: { storage: 'remote', operatorKey }, ports: () => ({ storage: server.connect() }) })),
+      Array.from({ length: workers }, () => startWorkerHost({ module: engineModule, options: { storage: 'remote', operatorKey, budgetWindowMs: BUDGET_WINDOW_MS }, ports: () => ({ storage: server.connect() }) })),
     );
     return hostsTarget(hosts, async () => {
       server.close();
