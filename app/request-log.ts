@@ -88,7 +88,7 @@ export function withRequestLog(
   format: RequestLogFormat,
   now: () => number = () => performance.now(),
 ): Handler {
-  return async (request) => {
+  const logged: Handler = async (request) => {
     const time = new Date().toISOString();
     const started = now();
     const response = await handler(request);
@@ -107,4 +107,6 @@ export function withRequestLog(
     write(formatEntry(entry, format));
     return response;
   };
+  if (handler.bodyLimit) logged.bodyLimit = handler.bodyLimit;
+  return logged;
 }

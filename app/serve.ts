@@ -12,7 +12,9 @@ import { lowdbStorage, type RecoveryReport } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { createApiHandler } from '../src/api/handler.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
+import { contentExtractor, nodeFetcher } from '../adapters/capture/index.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
+import { MAX_REQUEST_BODY } from '../src/limits.ts';
 import type { Storage } from '../src/ports.ts';
 import { seedDemo, type DemoSeed } from '../fixtures/demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
@@ -40,8 +42,8 @@ export interface ServeOptions {
   /** Operator key of `/operator/v1`; default: 32 random bytes, base64url. */
   operatorKey?: string;
   /**
-   * Let library capture fetch private, loopback and link-local addresses.
-   * @remarks Accepted now; takes effect once the library capture fetcher is wired into the engine.
+   * Let library capture fetch private, loopback and link-local addresses (local development against
+   * pages served on this machine). Off by default: capture refuses them, on every redirect too.
    */
   captureAllowPrivate?: boolean;
   /** Length of a credential's request-budget window in ms; default 24 hours. */
@@ -137,7 +139,10 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   const operatorKey = options.operatorKey ?? generateOperatorKey();
 
   let active: Handler = starting;
-  const listener = await bind((request) => active(request), options.host ?? '127.0.0.1', options.port ?? 8787);
+  const front: Handler = Object.assign((request: Parameters<Handler>[0]) => active(request), {
+    bodyLimit: (method: string, url: string) => active.bodyLimit?.(method, url) ?? MAX_REQUEST_BODY,
+  });
+  const listener = await bind(front, options.host ?? '127.0.0.1', options.port ?? 8787);
 
   let storage: Storage | null = null;
   let engine: Engine | null = null;
@@ -162,6 +167,9 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     engine = createEngine({
       storage,
       baseUrl: listener.url,
+      fetcher: nodeFetcher(),
+      extractor: contentExtractor(),
+      captureAllowPrivate: options.captureAllowPrivate ?? false,
       ...(options.budgetWindowMs === undefined ? {} : { budgetWindowMs: options.budgetWindowMs }),
     });
     if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = await demoFor(engine, dataDir));

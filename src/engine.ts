@@ -9,6 +9,7 @@ import { createActivation, type Activation } from './auth/activation.ts';
 import { createCredentialService, type CredentialService } from './auth/credentials.ts';
 import { createDocumentsService, type DocumentsServiceImpl } from './documents/service.ts';
 import { sha256Hex, type Sha256Hex } from './hash.ts';
+import { createKnowledgeService, type KnowledgeOperator, type KnowledgeService } from './knowledge/service.ts';
 import { randomIds, refMinter, type IdSource } from './ids.ts';
 import type { Extractor, Fetcher } from './library/capture-port.ts';
 import { createLibraryService, type LibraryOptions, type LibraryService } from './library/service.ts';
@@ -56,6 +57,10 @@ export interface Engine {
   readonly jobs: JobsService;
   /** The link library: commands, uploads and background capture (pending captures resume with the engine). */
   readonly library: LibraryService;
+  /** Proposals, the space graph, releases, public artifacts, reviews and search. */
+  readonly knowledge: KnowledgeService;
+  /** The operator's in-process API: review decisions, publication enablement, releases, promotion. */
+  readonly operator: KnowledgeOperator;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -80,9 +85,11 @@ export function createEngine(options: EngineOptions): Engine {
   const documents = createDocumentsService(deps, { idempotencyRetentionMs: options.idempotencyRetentionMs });
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
+  const knowledge = createKnowledgeService(deps);
   const jobs = createJobsService(deps, {
     runner: options.runner ?? null,
     documents,
+    proposals: knowledge,
     onError: (error, jobId) => deps.reportError(error, jobId === null ? 'jobs' : `job ${jobId}`),
   });
   const library = createLibraryService(deps, {
@@ -101,6 +108,8 @@ export function createEngine(options: EngineOptions): Engine {
     activation,
     jobs,
     library,
+    knowledge,
+    operator: knowledge.operator,
     close() {
       closed ??= (async () => {
         await library.close();

@@ -229,8 +229,10 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
 
     if (op.charge === 'before') ctx.charge();
 
-    if (request.bodyTooLarge === true || (request.body !== null && request.body.byteLength > MAX_REQUEST_BODY)) {
-      throw invalid('The request body exceeds the limit of 256 KB.', [{ field: '$', message: `must be at most ${MAX_REQUEST_BODY} bytes` }]);
+    const limit = op.input.bytes?.maxBytes ?? MAX_REQUEST_BODY;
+    if (request.bodyTooLarge === true || (request.body !== null && request.body.byteLength > limit)) {
+      const shown = limit === MAX_REQUEST_BODY ? '256 KB' : `${limit} bytes`;
+      throw invalid(`The request body exceeds the limit of ${shown}.`, [{ field: '$', message: `must be at most ${limit} bytes` }]);
     }
     return op.run(ctx, readInput(op, match.params, query, request));
   }
@@ -267,7 +269,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
   const nextRequestId = () => `${idPrefix}${(idCounter++).toString(16).padStart(12, '0')}`;
 
   const onResponse = options.onResponse;
-  return async function handle(request: PlainRequest): Promise<PlainResponse> {
+  const handle: Handler = async function handle(request: PlainRequest): Promise<PlainResponse> {
     const started = onResponse ? performance.now() : 0;
     const ctx = new Context(engine, request, settings, nextRequestId(), effectiveActivation);
     let response: PlainResponse;
@@ -293,6 +295,12 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     }
     return response;
   };
+  handle.bodyLimit = (method, url) => {
+    const q = url.indexOf('?');
+    const op = router.match(method, q === -1 ? url : url.slice(0, q))?.operation;
+    return op?.input.bytes?.maxBytes ?? MAX_REQUEST_BODY;
+  };
+  return handle;
 }
 
 /** The input of an operation: path parameters, query values and headers by logical name, and the JSON body. */
@@ -303,7 +311,8 @@ function readInput(op: AnyOperation, params: Record<string, string>, query: stri
   const h: Record<string, string | undefined> = {};
   if (input.headers) for (const name of Object.keys(input.headers)) h[name] = request.headers[input.headers[name]!.name.toLowerCase()];
   const body: unknown = input.body ? parseJsonBody(request) : undefined;
-  return { path: params, query: q, headers: h, body } as OperationInput;
+  const bytes = input.bytes ? (request.body ?? new Uint8Array(0)) : undefined;
+  return { path: params, query: q, headers: h, body, bytes } as OperationInput;
 }
 
 /**

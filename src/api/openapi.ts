@@ -234,6 +234,13 @@ function operationObject(table: SchemaTable, op: AnyOperation): Json {
   for (const [status, def] of Object.entries(sharedErrors(op))) responses[status] ??= def;
   const out: Json = { operationId: op.operationId, tags: [op.tag], summary: op.summary, description: op.description, security: security(op), parameters };
   if (input.body) out.requestBody = { required: true, content: { 'application/json': { schema: ref(input.body.component) } } };
+  if (input.bytes) {
+    out.requestBody = {
+      required: true,
+      description: input.bytes.description,
+      content: { 'application/octet-stream': { schema: { type: 'string', contentMediaType: 'application/octet-stream', maxLength: input.bytes.maxBytes } } },
+    };
+  }
   out.responses = responses;
   return out;
 }

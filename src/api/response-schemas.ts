@@ -11,10 +11,17 @@
  */
 import * as v from 'valibot';
 import { PrincipalSchema } from '../auth/principal-schema.ts';
+import { LibraryCommandSchema } from '../library/schemas.ts';
+import {
+  PublicArtifactRefSchema,
+  PublicArtifactSchema,
+  ReviewSchema,
+  SearchPageSchema,
+  SearchRequestSchema,
+} from '../knowledge/public-schemas.ts';
 import {
   AcceptanceContractSchema,
   CancellationRequestSchema,
-  PublicArtifactRefSchema,
   ResearchJobEventPageSchema,
   ResearchJobEventSchema,
   ResearchJobPageSchema,
@@ -49,6 +56,9 @@ import {
   SpaceRefSchema,
   TimestampSchema,
 } from '../values.ts';
+
+// The knowledge schemas live in src/knowledge; re-exported here for the envelopes and components.
+export { PublicArtifactRefSchema, PublicArtifactSchema, SearchRequestSchema };
 
 // ---------------------------------------------------------------------------------------------
 // Envelopes
@@ -98,46 +108,7 @@ export const ErrorEnvelopeSchema = v.pipe(
 // ---------------------------------------------------------------------------------------------
 // Public artifacts, search, reviews, library
 
-export const PublicArtifactSchema = v.object({
-  v: v.literal(1),
-  canonicalUrl: v.pipe(v.string(), v.maxLength(2048)),
-  ref: PublicArtifactRefSchema,
-  projection: v.object({
-    kind: v.picklist(['entity', 'inquiry', 'edition']),
-    byteLength: int(2, 524_288),
-    value: v.pipe(v.object({}), v.description('The released projection (free-form).')),
-  }),
-});
-
-export const SearchRequestSchema = v.pipe(
-  v.looseObject({ scope: v.looseObject({ kind: v.picklist(['public', 'space']) }) }),
-  v.description('Search request; only scope.kind is fixed by the contract (public needs public:read, space needs knowledge:read).'),
-);
-
 export const OpaqueObjectSchema = v.pipe(v.object({}), v.description('A body the contract does not show.'));
-
-const IdempotencyKeyField = v.pipe(v.string(), v.minLength(16), v.description('At least 16 characters; a retry with the same key returns the same item.'));
-
-/** The library command body, discriminated by `type`. Fields the contract does not show are left open. */
-export const LibraryCommandSchema = v.variant('type', [
-  v.looseObject({ type: v.literal('save-link'), url: v.pipe(v.string(), v.maxLength(2048)), idempotencyKey: IdempotencyKeyField }),
-  v.looseObject({ type: v.literal('list') }),
-  v.looseObject({ type: v.literal('get') }),
-  v.looseObject({ type: v.literal('reader-page') }),
-  v.looseObject({
-    type: v.literal('highlight'),
-    sourceId: v.string(),
-    selections: v.array(
-      v.looseObject({ exact: v.string(), start: int(0, MAX_SAFE), end: int(0, MAX_SAFE), prefix: v.string(), suffix: v.string() }),
-    ),
-    idempotencyKey: IdempotencyKeyField,
-  }),
-  v.looseObject({ type: v.literal('create-note') }),
-  v.looseObject({ type: v.literal('set-reading-state'), expectedRevision: v.unknown(), read: v.boolean(), archived: v.boolean() }),
-  v.looseObject({ type: v.literal('prepare-upload') }),
-  v.looseObject({ type: v.literal('finish-upload') }),
-  v.looseObject({ type: v.literal('prepare-import') }),
-]);
 
 // ---------------------------------------------------------------------------------------------
 // Named envelopes (one component each)
@@ -156,6 +127,8 @@ export const ResearchJobEventPageEnvelopeSchema = envelope(ResearchJobEventPageS
 export const ReportEnvelopeSchema = envelope(DocumentSchema, 'The report document (format=rich-json): a Document, at most 760,000 bytes.');
 export const ProposalSubmissionEnvelopeSchema = envelope(ProposalSubmissionResultSchema, 'The submitted proposal.');
 export const PublicArtifactEnvelopeSchema = envelope(PublicArtifactSchema, 'A released public projection at an exact revision.');
+export const SearchPageEnvelopeSchema = envelope(SearchPageSchema, 'Search results, best match first.');
+export const ReviewEnvelopeSchema = envelope(ReviewSchema, 'Review metadata.');
 export const OpaqueEnvelopeSchema = envelope(OpaqueObjectSchema, 'A success envelope whose data the contract does not show.');
 
 /**
@@ -200,6 +173,8 @@ export const responseComponents = {
   ProposalSubmissionResult: ProposalSubmissionResultSchema,
   PublicArtifact: PublicArtifactSchema,
   SearchRequest: SearchRequestSchema,
+  SearchPage: SearchPageSchema,
+  Review: ReviewSchema,
   LibraryCommand: LibraryCommandSchema,
   PrincipalEnvelope: PrincipalEnvelopeSchema,
   DocumentEnvelope: DocumentEnvelopeSchema,
@@ -212,5 +187,7 @@ export const responseComponents = {
   ReportEnvelope: ReportEnvelopeSchema,
   ProposalSubmissionEnvelope: ProposalSubmissionEnvelopeSchema,
   PublicArtifactEnvelope: PublicArtifactEnvelopeSchema,
+  SearchPageEnvelope: SearchPageEnvelopeSchema,
+  ReviewEnvelope: ReviewEnvelopeSchema,
   OpaqueEnvelope: OpaqueEnvelopeSchema,
 } as const;

@@ -29,6 +29,12 @@ export interface PlainResponse {
 }
 
 /** What every transport mounts. */
-export type Handler = (request: PlainRequest) => Promise<PlainResponse>;
+export type Handler = ((request: PlainRequest) => Promise<PlainResponse>) & {
+  /**
+   * The largest body the operation at `method` and `url` accepts (256 KB for JSON bodies, more for
+   * uploads), so that a transport reads no more than that. Absent: the contract's 256 KB.
+   */
+  bodyLimit?: (method: string, url: string) => number;
+};
 
 export { MAX_REQUEST_BODY, MAX_RESPONSE_BODY } from '../limits.ts';

@@ -54,6 +54,7 @@ export interface RawInput {
   headers?: Record<string, string | undefined>;
   idempotencyKey?: string;
   body?: unknown;
+  bytes?: Uint8Array;
 }
 
 /** Build the request URL of an operation from its path template and query values. */
@@ -79,6 +80,7 @@ function requestHeaders(op: AnyOperation, settings: CallSettings, input: RawInpu
     if (value !== undefined) headers[def.name.toLowerCase()] = value;
   }
   if (op.input.body) headers['content-type'] = 'application/json';
+  else if (op.input.bytes) headers['content-type'] = 'application/octet-stream';
   if (options.headers) for (const [name, value] of Object.entries(options.headers)) headers[name.toLowerCase()] = value;
   return headers;
 }
@@ -139,6 +141,7 @@ export async function sendWithRetries(
   if (accept !== undefined) headers.accept = accept;
   const init: Options = { method: op.method, headers };
   if (op.input.body) init.body = JSON.stringify(input.body);
+  else if (op.input.bytes) init.body = (input.bytes ?? new Uint8Array(0)) as Uint8Array<ArrayBuffer>;
   if (options.signal) init.signal = options.signal;
   const counts: AttemptCounts = { total: 0, network: 0, internal: 0 };
   for (;;) {

@@ -26,7 +26,7 @@ async function service() {
   const res = await fetch(`${baseUrl}/operator/v1/credentials`, {
     method: 'POST',
     headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ label: 'client tests', scopes: ['document:create', 'document:read', 'document:write', 'research:read'] }),
+    body: JSON.stringify({ label: 'client tests', scopes: ['document:create', 'document:read', 'document:write', 'research:read', 'library:write'] }),
   });
   const token = ((await res.json()) as { data: { token: string } }).data.token;
   return { engine, handler, fetch, token, close: () => engine.close() };
@@ -284,6 +284,21 @@ test('read, plan, mutate: a 412 re-reads and re-plans with a new key; the loop i
     assert.is(plans, 2);
     const done = await client.mutateWithReplan(ref, () => null);
     assert.is(done.applied, false);
+  } finally {
+    await s.close();
+  }
+});
+
+test('raw-bytes operations: an upload is sent as application/octet-stream', async () => {
+  const s = await service();
+  try {
+    const client = createClient({ baseUrl, token: s.token, fetch: s.fetch });
+    const html = new TextEncoder().encode('<html><body><p>saved</p></body></html>');
+    const prepared = await client.libraryCommand({ body: { type: 'prepare-upload', fileName: 'saved.html', contentType: 'text/html', byteLength: html.byteLength, idempotencyKey: 'client-upload-key-0001' } });
+    const uploadId = JSON.stringify(prepared.body!.data).match(/"uploadId":"([^"]+)"/)![1]!;
+    const put = await client.putLibraryUpload({ path: { uploadId }, bytes: html });
+    assert.is(put.status, 200);
+    assert.match(JSON.stringify(put.body!.data), new RegExp(String(html.byteLength)));
   } finally {
     await s.close();
   }

@@ -13,7 +13,7 @@ import type { ApiResult, CallOptions } from './call.ts';
 import type { readPrincipal } from '../api/operations/auth.ts';
 import type { createDocument, listDocuments, mutateDocument, readDocument } from '../api/operations/documents.ts';
 import type { readPublicArtifact, readReview, search, submitProposal } from '../api/operations/knowledge.ts';
-import type { libraryCommand } from '../api/operations/library.ts';
+import type { libraryCommand, putUploadBytes } from '../api/operations/library.ts';
 import type { getOpenApi } from '../api/operations/meta.ts';
 import type { cancelJob, listJobs, readJob, readJobEvents, readJobReport, startJob } from '../api/operations/research.ts';
 import { listOperations, type AnyOperation, type OperationDef } from '../api/registry/index.ts';
@@ -27,6 +27,8 @@ import {
   ProposalSubmissionEnvelopeSchema,
   PublicArtifactEnvelopeSchema,
   ReportEnvelopeSchema,
+  ReviewEnvelopeSchema,
+  SearchPageEnvelopeSchema,
   ResearchJobEnvelopeSchema,
   ResearchJobEventPageEnvelopeSchema,
   ResearchJobPageEnvelopeSchema,
@@ -47,9 +49,10 @@ export interface OperationTypes {
   getResearchJobReport: { def: typeof readJobReport; ok: typeof ReportEnvelopeSchema };
   submitProposal: { def: typeof submitProposal; ok: typeof ProposalSubmissionEnvelopeSchema };
   getPublicArtifact: { def: typeof readPublicArtifact; ok: typeof PublicArtifactEnvelopeSchema };
-  getReview: { def: typeof readReview; ok: typeof OpaqueEnvelopeSchema };
-  search: { def: typeof search; ok: typeof OpaqueEnvelopeSchema };
+  getReview: { def: typeof readReview; ok: typeof ReviewEnvelopeSchema };
+  search: { def: typeof search; ok: typeof SearchPageEnvelopeSchema };
   libraryCommand: { def: typeof libraryCommand; ok: typeof OpaqueEnvelopeSchema };
+  putLibraryUpload: { def: typeof putUploadBytes; ok: typeof OpaqueEnvelopeSchema };
   getOpenApi: { def: typeof getOpenApi; ok: v.GenericSchema<unknown> };
 }
 
@@ -71,9 +74,10 @@ export const SUCCESS_SCHEMAS: { readonly [K in OperationId]: readonly v.GenericS
   getResearchJobReport: [ReportEnvelopeSchema],
   submitProposal: [ProposalSubmissionEnvelopeSchema],
   getPublicArtifact: [PublicArtifactEnvelopeSchema],
-  getReview: [OpaqueEnvelopeSchema],
-  search: [OpaqueEnvelopeSchema],
+  getReview: [ReviewEnvelopeSchema],
+  search: [SearchPageEnvelopeSchema],
   libraryCommand: [OpaqueEnvelopeSchema],
+  putLibraryUpload: [OpaqueEnvelopeSchema],
   getOpenApi: [],
 };
 
@@ -102,10 +106,11 @@ type KeyPart<I> = I extends { headers: { idempotencyKey: unknown } }
     }
   : unknown;
 type BodyPart<I> = I extends { body: { schema: infer S } } ? (S extends v.GenericSchema ? { body: v.InferInput<S> } : unknown) : unknown;
+type BytesPart<I> = I extends { bytes: object } ? { /** The raw request body (sent as application/octet-stream). */ bytes: Uint8Array } : unknown;
 
-/** The typed input of an operation: path parameters, query values, headers by logical name, the JSON body. */
+/** The typed input of an operation: path parameters, query values, headers by logical name, the JSON body or raw bytes. */
 export type CallInput<K extends OperationId> = Simplify<
-  PathPart<InputOf<K>> & QueryPart<InputOf<K>> & HeaderPart<InputOf<K>> & KeyPart<InputOf<K>> & BodyPart<InputOf<K>>
+  PathPart<InputOf<K>> & QueryPart<InputOf<K>> & HeaderPart<InputOf<K>> & KeyPart<InputOf<K>> & BodyPart<InputOf<K>> & BytesPart<InputOf<K>>
 >;
 
 /** The parsed JSON success body of an operation. */

@@ -7,7 +7,8 @@ import { ServiceError, conflict, invalid } from '../errors.ts';
 import type { DocumentsService } from '../documents/types.ts';
 import { Patterns } from '../ids.ts';
 import { reportArtifact, writeReportDocument } from './report.ts';
-import type { ArtifactInput, FailureInput, ResearchRunContext, WaitingInput } from './runner.ts';
+import type { Actor } from '../deps.ts';
+import type { ArtifactInput, FailureInput, ProposalSink, ResearchRunContext, WaitingInput } from './runner.ts';
 import type { JobStore, StoredJob } from './store.ts';
 import { transition, type JobEvent } from './states.ts';
 import type { ResearchJob } from './schemas.ts';
@@ -56,10 +57,17 @@ export interface RunContextDeps {
   deps: EngineDeps;
   store: JobStore;
   documents: DocumentsService;
+  /** Where `submitProposal` goes; null without a knowledge service. */
+  proposals?: ProposalSink | null;
+}
+
+/** The actor a job runs for: its owner (the credential that started it) in its account. */
+function ownerActor(stored: StoredJob): Actor {
+  return { accountId: stored.accountId, credentialRef: stored.owner.startsWith('scred_') ? stored.owner : null, documentRef: null };
 }
 
 /** Build the base context of one run of `stored`. */
-export function createRunContext({ deps, store, documents }: RunContextDeps, stored: StoredJob, signal: AbortSignal): ResearchRunContext {
+export function createRunContext({ deps, store, documents, proposals }: RunContextDeps, stored: StoredJob, signal: AbortSignal): ResearchRunContext {
   const { jobId } = stored.job;
   const update = async (event: JobEvent | ((current: StoredJob) => JobEvent), edit?: (job: ResearchJob) => ResearchJob) => {
     await store.update(jobId, (current) => applyEvent(current, typeof event === 'function' ? event(current) : event, edit));
@@ -127,6 +135,18 @@ export function createRunContext({ deps, store, documents }: RunContextDeps, sto
     async recordArtifact(artifact) {
       checkArtifact(artifact);
       return update({ type: 'artifact' }, (job) => withArtifact(job, artifact, deps.baseUrl));
+    },
+    async submitProposal(request, options) {
+      if (!proposals) throw new ServiceError('TEMPORARILY_UNAVAILABLE', 'This engine has no knowledge service to submit proposals to.');
+      const job = (await current()).job;
+      const documentRef = job.artifacts.report?.documentRef ?? job.artifacts.document?.documentRef ?? (job.spec.spaceRef.kind === 'document' ? job.spec.spaceRef.documentRef : null);
+      const head = documentRef === null ? null : await deps.storage.getDocumentHead(documentRef);
+      if (!head) throw conflict('A proposal belongs to the space of the job\'s document: stage the report (or start the job on a document) first.', 'artifacts.report');
+      const result = await proposals.submitProposal({ actor: ownerActor(stored), jobId, spaceRef: head.spaceRef }, request, options);
+      const after = (await current()).job.artifacts;
+      if (after.proposal?.proposalRef !== result.proposalRef) await this.recordArtifact({ kind: 'proposal', proposalRef: result.proposalRef });
+      if (after.review?.reviewRef !== result.reviewRef) await this.recordArtifact({ kind: 'review', reviewRef: result.reviewRef, browserHref: result.browserHref });
+      return result;
     },
     async succeed(input = {}) {
       const text = summaryOf(input.summary ?? 'The report is ready.');

@@ -5,6 +5,7 @@
  * artifacts). Without a runner, fresh starts answer FEATURE_RETIRED.
  * @module
  */
+import type { Actor } from '../deps.ts';
 import type { BlockInput } from '../blocks/model.ts';
 import type { RequiredAction } from '../errors.ts';
 import type { WorkPhase } from './states.ts';
@@ -86,6 +87,27 @@ export interface ResearchRunContext {
   succeed(input?: SuccessInput): Promise<void>;
   /** Finish with a JOB_FAILED terminal error. */
   fail(error: FailureInput): Promise<void>;
+  /**
+   * Submit a knowledge proposal (ProposalRequest v2) for this job, in the space of the job's document
+   * (its report or target document): it carries no authority until a person reviews it. Records
+   * `artifacts.proposal` and `artifacts.review`. Idempotent per job and key. TEMPORARILY_UNAVAILABLE
+   * when the engine has no knowledge service; CONFLICT before the job has a document.
+   */
+  submitProposal(request: unknown, options: { idempotencyKey: string }): Promise<SubmittedProposal>;
+}
+
+/** What a proposal submission answers (the contract's ProposalSubmissionResult). */
+export interface SubmittedProposal {
+  proposalRef: string;
+  reviewRef: string;
+  state: string;
+  browserHref: string;
+  conflicts: string[];
+}
+
+/** Where runs submit proposals: the knowledge service, as the engine wires it (a port, so jobs does not import knowledge). */
+export interface ProposalSink {
+  submitProposal(run: { actor: Actor; jobId: string; spaceRef: string }, request: unknown, options: { idempotencyKey: string }): Promise<SubmittedProposal>;
 }
 
 /**

@@ -36,7 +36,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
   const onError = options.onError ?? (() => undefined);
   const store = createJobStore(deps);
   const idem = new IdempotencyStore(deps.storage, deps.clock);
-  const supervisor = createSupervisor({ deps, store, documents }, { runner, onError, extendContext: options.extendContext });
+  const supervisor = createSupervisor({ deps, store, documents, proposals: options.proposals ?? null }, { runner, onError, extendContext: options.extendContext });
   const recovered = options.recover === false ? Promise.resolve() : supervisor.recover().catch((e: unknown) => onError(e, null));
   const read = (stored: StoredJob): JobRead => ({ job: stored.job, revision: store.revisionOf(stored) });
 

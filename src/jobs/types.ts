@@ -4,7 +4,7 @@
  */
 import type { Actor } from '../deps.ts';
 import type { DocumentRead, DocumentsService, IdempotencyReceipt } from '../documents/types.ts';
-import type { ResearchRunContext, ResearchRunner } from './runner.ts';
+import type { ProposalSink, ResearchRunContext, ResearchRunner } from './runner.ts';
 import type { ResearchJob, ResearchJobEvent, ResearchJobEventPage, ResearchJobPage } from './schemas.ts';
 
 /** A job and its opaque revision (Service-Revision). */
@@ -32,8 +32,10 @@ export interface JobsServiceOptions {
    * tool) passes false, or it would take over runs that are alive elsewhere.
    */
   recover?: boolean | undefined;
-  /** Lets other domains add methods (e.g. `submitProposal`) to each run's context. */
+  /** Lets other domains add methods to each run's context. */
   extendContext?: ((ctx: ResearchRunContext) => ResearchRunContext) | undefined;
+  /** Where runs submit knowledge proposals (the engine passes its knowledge service). */
+  proposals?: ProposalSink | null | undefined;
 }
 
 /** The research-jobs service. */

@@ -7,6 +7,7 @@
  */
 import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
+import { MAX_UPLOAD_BODY } from '../limits.ts';
 import type { RecordPage } from '../ports.ts';
 import { IdempotencyStore } from '../idempotency/idempotency.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -181,7 +182,7 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
     capture,
     queue,
     uploads: {
-      maxBytes: options.maxUploadBytes ?? 20 * 1024 * 1024,
+      maxBytes: options.maxUploadBytes ?? MAX_UPLOAD_BODY,
       ttlMs: options.uploadTtlMs ?? 3_600_000,
       pathTemplate: options.uploadPathTemplate ?? '/api/v1/library/uploads/{uploadId}',
     },

@@ -61,7 +61,6 @@ function hasBody(headers: Record<string, string>): boolean {
  * const { url, close } = await listen(createApiHandler({ engine }), { port: 0 });
  */
 export async function listen(handler: Handler, options: ListenOptions = {}): Promise<Listening> {
-  const maxBody = options.maxBodyBytes ?? MAX_REQUEST_BODY;
   const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
   let closing = false;
   /** Abort controllers of in-flight requests whose handler took a signal (event streams). */
@@ -86,7 +85,7 @@ export async function listen(handler: Handler, options: ListenOptions = {}): Pro
     },
   );
 
-  async function readBody(req: http.IncomingMessage, declaredLength: string | undefined): Promise<{ body: Uint8Array | null; tooLarge: boolean }> {
+  async function readBody(req: http.IncomingMessage, declaredLength: string | undefined, maxBody: number): Promise<{ body: Uint8Array | null; tooLarge: boolean }> {
     const declared = Number(declaredLength);
     if (declared > maxBody) return { body: null, tooLarge: true };
     const chunks: Buffer[] = [];
@@ -139,7 +138,8 @@ export async function listen(handler: Handler, options: ListenOptions = {}): Pro
     let body: Uint8Array | null = null;
     let tooLarge = false;
     if (hasBody(headers)) {
-      ({ body, tooLarge } = await readBody(req, headers['content-length']));
+      const limit = options.maxBodyBytes ?? handler.bodyLimit?.(req.method ?? 'GET', req.url ?? '/') ?? MAX_REQUEST_BODY;
+      ({ body, tooLarge } = await readBody(req, headers['content-length'], limit));
       if (tooLarge) drainAndClose(req, res);
     }
     let controller: AbortController | null = null;

@@ -40,13 +40,13 @@ async function readBody(request: Request, limit: number): Promise<{ body: Uint8A
 }
 
 /** Translate a fetch Request into the handler's plain request. */
-export async function toPlainRequest(request: Request, signal: AbortSignal): Promise<PlainRequest> {
+export async function toPlainRequest(request: Request, signal: AbortSignal, maxBody = MAX_REQUEST_BODY): Promise<PlainRequest> {
   const url = new URL(request.url);
   const headers: Record<string, string> = {};
   request.headers.forEach((value, name) => {
     headers[name] = value; // Headers already lowercases names and joins repeats with ", "
   });
-  const { body, tooLarge } = await readBody(request, MAX_REQUEST_BODY);
+  const { body, tooLarge } = await readBody(request, maxBody);
   const plain: PlainRequest = {
     method: request.method.toUpperCase(),
     url: url.pathname + url.search,
@@ -107,7 +107,9 @@ export function createFetch(handler: Handler): typeof fetch {
     const abort = new AbortController();
     const onAbort = () => abort.abort(request.signal.reason);
     request.signal.addEventListener('abort', onAbort, { once: true });
-    const plain = await handler(await toPlainRequest(request, abort.signal));
+    const url = new URL(request.url);
+    const limit = handler.bodyLimit?.(request.method.toUpperCase(), url.pathname + url.search) ?? MAX_REQUEST_BODY;
+    const plain = await handler(await toPlainRequest(request, abort.signal, limit));
     request.signal.throwIfAborted();
     if (!plain.stream) request.signal.removeEventListener('abort', onAbort);
     return toResponse(plain, abort);

@@ -18,6 +18,29 @@ export interface ToolSpec {
   /** Argument name → where it goes on the request. */
   args: Map<string, { in: 'path' | 'query' | 'header'; wire: string }>;
   readOnly: boolean;
+  /**
+   * Whether a body of this tool carries its idempotency key inside (`idempotencyKey`, as library
+   * commands do), read from the body schema: the tool fills one in when the caller gave none.
+   */
+  bodyTakesKey(body: unknown): boolean;
+}
+
+/** From a body schema: which bodies have an `idempotencyKey` field (all, none, or per `type` variant). */
+function bodyKeyRule(schema: JsonSchema | undefined, components: Record<string, JsonSchema>): (body: unknown) => boolean {
+  const resolve = (s: JsonSchema | undefined): JsonSchema | undefined =>
+    typeof s?.$ref === 'string' ? resolve(components[s.$ref.slice('#/components/schemas/'.length)]) : s;
+  const root = resolve(schema);
+  const hasKey = (s: JsonSchema | undefined) => Boolean((resolve(s)?.properties as Record<string, unknown> | undefined)?.idempotencyKey);
+  if (!root) return () => false;
+  if (hasKey(root)) return () => true;
+  const variants = (root.oneOf ?? root.anyOf) as JsonSchema[] | undefined;
+  if (!variants) return () => false;
+  const keyed = new Set<unknown>();
+  for (const variant of variants) {
+    const type = ((resolve(variant)?.properties as Record<string, { const?: unknown }> | undefined)?.type)?.const;
+    if (type !== undefined && hasKey(variant)) keyed.add(type);
+  }
+  return (body) => typeof body === 'object' && body !== null && keyed.has((body as { type?: unknown }).type);
 }
 
 /** Header inputs a tool fills itself and never shows as arguments. */
@@ -34,7 +57,7 @@ const NOTES: Readonly<Record<string, string>> = {
   listResearchJobEvents: 'Follow a job: the tool remembers the cursor per job, so calling it again returns the events since the last call; `terminal` tells when the job has ended.',
   getResearchJobReport: 'Export a report: format markdown (text) or rich-json (also needs document:read).',
   getDocument: 'format: rich-json (default), blocks (flat blocks with ids: best for planning mutations) or markdown.',
-  libraryCommand: 'For save-link and highlight an idempotencyKey is added to the body when absent (the same one for an identical retry).',
+  libraryCommand: 'For the commands that take an idempotencyKey, one is added to the body when absent (the same one for an identical retry).',
 };
 
 type OpenApiDoc = { paths: Record<string, Record<string, OpenApiOperation>>; components: { schemas: Record<string, JsonSchema> } };
@@ -87,6 +110,10 @@ function buildTool(op: AnyOperation, doc: OpenApiDoc): ToolSpec {
     properties.body = localize(body, doc.components.schemas, defs);
     required.push('body');
   }
+  if (op.input.bytes) {
+    properties.bytesBase64 = { type: 'string', contentEncoding: 'base64', description: `${op.input.bytes.description} Base64; at most ${op.input.bytes.maxBytes} bytes once decoded.` };
+    required.push('bytesBase64');
+  }
   const inputSchema: ToolSpec['inputSchema'] = { type: 'object', properties, required, additionalProperties: false };
   if (Object.keys(defs).length) inputSchema.$defs = defs;
   const note = NOTES[op.operationId];
@@ -98,6 +125,7 @@ function buildTool(op: AnyOperation, doc: OpenApiDoc): ToolSpec {
     op,
     args,
     readOnly: op.method === 'GET',
+    bodyTakesKey: bodyKeyRule(body, doc.components.schemas),
   };
 }
 

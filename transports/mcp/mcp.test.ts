@@ -190,10 +190,20 @@ test('jobs, reports and library commands reach the API (its current answers)', a
     assert.is(report.s.status, 404);
     const list = await c.call('listResearchJobs', { limit: 5 });
     assert.equal(list.s.body.data, { items: [], nextCursor: null });
+    // No fetcher is installed in these tests, so nothing leaves the machine (the capture fails).
     const save = await c.call('libraryCommand', { body: { type: 'save-link', url: 'https://example.org/' } });
-    assert.is(save.s.status, 503, 'the key was filled in, so the command passed validation');
-    const unkeyed = await c.call('libraryCommand', { body: { type: 'save-link', url: 'https://example.org/', idempotencyKey: 'short' } });
-    assert.is(unkeyed.s.status, 400);
+    assert.is(save.s.status, 201, 'the key was filled in, so the command passed validation');
+    const again = await c.call('libraryCommand', { body: { type: 'save-link', url: 'https://example.org/' } });
+    assert.equal(JSON.stringify(again.s.body.data).match(/"(?:sourceId|itemId|id)":"[^"]+"/)?.[0], JSON.stringify(save.s.body.data).match(/"(?:sourceId|itemId|id)":"[^"]+"/)?.[0], 'an identical call is a retry: the same item');
+    const badKey = await c.call('libraryCommand', { body: { type: 'save-link', url: 'https://example.org/', idempotencyKey: 'short' } });
+    assert.is(badKey.s.status, 400);
+    const prepared = await c.call('libraryCommand', { body: { type: 'prepare-upload', fileName: 'note.html', contentType: 'text/html', byteLength: 5 } });
+    assert.is(prepared.s.status < 300, true, JSON.stringify(prepared.s));
+    const uploadId = JSON.stringify(prepared.s.body.data).match(/"uploadId":"([^"]+)"/)![1]!;
+    const put = await c.call('putLibraryUpload', { uploadId, bytesBase64: Buffer.from('hello').toString('base64') });
+    assert.is(put.s.status, 200, JSON.stringify(put.s));
+    const notBase64 = await c.call('putLibraryUpload', { uploadId, bytesBase64: '***' });
+    assert.match(notBase64.s.error.message, /base64/);
   } finally {
     await c.close();
     await s.engine.close();

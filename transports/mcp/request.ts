@@ -14,6 +14,8 @@ export interface BuiltRequest {
   body?: unknown;
   /** The path parameters by name (documentRef, jobId …). */
   path: Record<string, string>;
+  /** A raw body (operations that take bytes), decoded from the `bytesBase64` argument. */
+  bytes?: Uint8Array;
 }
 
 /** Check the arguments against the tool's argument names; build the request. */
@@ -22,9 +24,9 @@ export function buildRequest(tool: ToolSpec, args: Record<string, unknown>): Bui
   const query = new URLSearchParams();
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(args)) {
-    if (value === undefined || name === 'body') continue;
+    if (value === undefined || name === 'body' || name === 'bytesBase64') continue;
     const where = tool.args.get(name);
-    if (!where) return `unknown argument ${name}; the arguments are ${[...tool.args.keys(), ...(tool.op.input.body ? ['body'] : [])].join(', ') || 'none'}`;
+    if (!where) return `unknown argument ${name}; the arguments are ${Object.keys(tool.inputSchema.properties as object).join(', ') || 'none'}`;
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return `${name} must be a string or a number`;
     if (where.in === 'path') path[name] = String(value);
     else if (where.in === 'query') query.set(name, String(value));
@@ -42,6 +44,11 @@ export function buildRequest(tool: ToolSpec, args: Record<string, unknown>): Bui
   const search = query.size ? `?${query}` : '';
   const built: BuiltRequest = { method: tool.op.method, url: `${url}${search}`, headers, path };
   if (tool.op.input.body) built.body = args.body;
+  if (tool.op.input.bytes) {
+    const encoded = args.bytesBase64;
+    if (typeof encoded !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(encoded)) return 'bytesBase64 must be a base64 string';
+    built.bytes = new Uint8Array(Buffer.from(encoded, 'base64'));
+  }
   return built;
 }
 

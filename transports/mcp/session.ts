@@ -62,18 +62,22 @@ export interface Answer {
 
 const decoder = new TextDecoder();
 
-/** Send one request through the handler and read the whole answer (a stream is read to its end). */
+/** Send one request through the handler (a JSON body, or raw bytes) and read the whole answer (a stream is read to its end). */
 export async function send(
   ctx: CallContext,
   method: string,
   url: string,
   headers: Record<string, string>,
   body?: unknown,
+  bytes?: Uint8Array,
 ): Promise<Answer> {
   const h: Record<string, string> = { accept: 'application/json', ...headers };
   if (ctx.token !== undefined) h.authorization = `Bearer ${ctx.token}`;
   const request: PlainRequest = { method, url, headers: h, body: null, remoteAddress: 'mcp' };
-  if (body !== undefined) {
+  if (bytes !== undefined) {
+    request.body = bytes;
+    h['content-type'] = 'application/octet-stream';
+  } else if (body !== undefined) {
     request.body = new TextEncoder().encode(JSON.stringify(body));
     h['content-type'] = 'application/json';
   }

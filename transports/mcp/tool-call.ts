@@ -10,8 +10,6 @@ import { buildRequest, intentOf, remember } from './request.ts';
 import { canonicalJson, intentKey, send, type CallContext } from './session.ts';
 import { runCancel, runEvents, runMutate } from './stateful-tools.ts';
 
-const LIBRARY_KEYED = new Set(['save-link', 'highlight']);
-
 /** Run one tool call. */
 export async function runTool(tool: ToolSpec, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
   const built = buildRequest(tool, args);
@@ -22,13 +20,11 @@ export async function runTool(tool: ToolSpec, args: Record<string, unknown>, ctx
   if (tool.args.has('idempotencyKey') && built.headers['idempotency-key'] === undefined) {
     built.headers['idempotency-key'] = intentKey(ctx.session, tool.name, intentOf(args));
   }
-  if (tool.name === 'libraryCommand' && built.body !== null && typeof built.body === 'object' && !Array.isArray(built.body)) {
+  if (built.body !== null && typeof built.body === 'object' && !Array.isArray(built.body) && tool.bodyTakesKey(built.body)) {
     const body = built.body as Record<string, unknown>;
-    if (typeof body.type === 'string' && LIBRARY_KEYED.has(body.type) && body.idempotencyKey === undefined) {
-      built.body = { ...body, idempotencyKey: intentKey(ctx.session, `${tool.name}:${canonicalJson(body)}`, null) };
-    }
+    if (body.idempotencyKey === undefined) built.body = { ...body, idempotencyKey: intentKey(ctx.session, `${tool.name}:${canonicalJson(body)}`, null) };
   }
-  const answer = await send(ctx, built.method, built.url, built.headers, built.body);
+  const answer = await send(ctx, built.method, built.url, built.headers, built.body, built.bytes);
   remember(ctx, built, answer);
   return answerResult(answer);
 }

@@ -9,7 +9,9 @@
  * @module
  */
 import type { Worker } from 'node:worker_threads';
-import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
+import { listOperations } from '../../src/api/registry/index.ts';
+import { createRouter } from '../../src/api/router.ts';
+import { MAX_REQUEST_BODY, type Handler, type PlainRequest, type PlainResponse } from '../../src/api/types.ts';
 import { createFetch } from '../inproc/fetch-adapter.ts';
 import { internalError, unavailable } from './host-errors.ts';
 import type { WorkerHost, WorkerHostOptions } from './host-options.ts';
@@ -187,7 +189,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
     }
   }
 
-  async function handler(request: PlainRequest): Promise<PlainResponse> {
+  const handler: Handler = async function handler(request: PlainRequest): Promise<PlainResponse> {
     if (closing) return unavailable(request, 'The engine worker is shutting down.', retryAfterMs);
     if (!conn.up && !(await whenReady())) {
       return unavailable(request, 'The engine worker is restarting; retry after Retry-After.', retryAfterMs);
@@ -213,7 +215,14 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
       post({ t: 'req', id, req: wire });
       if (signal?.aborted) onAbort();
     });
-  }
+  };
+
+  // The body limit is the registry's, known without asking the worker (transports read no more).
+  const router = createRouter(listOperations());
+  handler.bodyLimit = (method: string, url: string) => {
+    const q = url.indexOf('?');
+    return router.match(method, q === -1 ? url : url.slice(0, q))?.operation?.input.bytes?.maxBytes ?? MAX_REQUEST_BODY;
+  };
 
   conn = connect(0);
   try {

@@ -81,6 +81,17 @@ test('an event stream crosses the worker and node:http alike: the client resumes
   }
 });
 
+test('the host knows each operation’s body limit without asking the worker (uploads are larger)', async () => {
+  const host = await startWorkerHost({ module: streamModule });
+  try {
+    const limit = host.handler.bodyLimit!;
+    assert.is(limit('POST', '/api/v1/documents'), 256 * 1024);
+    assert.ok(limit('PUT', '/api/v1/library/uploads/lup_x?y=1') > 256 * 1024);
+  } finally {
+    await host.close();
+  }
+});
+
 test('request bodies and headers cross intact; a handler that throws answers 500 INTERNAL_ERROR', async () => {
   const host = await startWorkerHost({ module: streamModule });
   try {

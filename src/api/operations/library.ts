@@ -1,23 +1,31 @@
 /**
- * POST /api/v1/library: the library command endpoint.
+ * The library: `POST /api/v1/library` runs one command (the body is a command discriminated by
+ * `type`; the idempotency key travels in the body), and `PUT /api/v1/library/uploads/{uploadId}`
+ * receives the bytes of a prepared upload.
  * @module
  */
 import { ServiceError, invalid } from '../../errors.ts';
+import { requiredScope } from '../../library/service.ts';
+import { LibraryPatterns } from '../../library/schemas.ts';
+import { MAX_UPLOAD_BODY } from '../../limits.ts';
+import type { RequestContext } from '../context.ts';
+import { ok } from '../envelope.ts';
 import { defineOperation } from '../registry/operation.ts';
-import { LibraryCommandSchema, OpaqueEnvelopeSchema } from '../response-schemas.ts';
-import { notBuilt } from '../unavailable.ts';
+import { pathId } from '../registry/params.ts';
+import { LibraryCommandSchema } from '../../library/schemas.ts';
+import { OpaqueEnvelopeSchema } from '../response-schemas.ts';
 
-const LIBRARY_READS = new Set(['list', 'get', 'reader-page']);
-const LIBRARY_WRITES = new Set(['save-link', 'highlight', 'create-note', 'set-reading-state', 'prepare-upload', 'finish-upload', 'prepare-import']);
-/** Commands whose retries the contract ties to an idempotencyKey in the body. */
-const LIBRARY_KEYED = new Set(['save-link', 'highlight']);
+const actorOf = (ctx: RequestContext) => ctx.credential!.actor;
 
-/**
- * The command envelope is checked now (a known `type`, the scope it needs — library:read for
- * list/get/reader-page, library:write otherwise — and an `idempotencyKey` of at least 16 characters
- * where the contract asks for one); the commands themselves answer 503 until the library lands. Not
- * charged while it is not built.
- */
+/** The command's scope, checked before the command runs (library:read to read, library:write otherwise). */
+function checkScope(ctx: RequestContext, body: unknown): void {
+  const type = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string') throw invalid('The library body is a command object with a type field.', [{ field: 'type', message: 'is required' }]);
+  const needed = requiredScope(type);
+  if (!ctx.credential!.scopeSet.has(needed)) throw new ServiceError('FORBIDDEN', `The ${type} command needs the scope ${needed}.`);
+}
+
+/** POST /api/v1/library */
 export const libraryCommand = defineOperation({
   operationId: 'libraryCommand',
   method: 'POST',
@@ -26,36 +34,55 @@ export const libraryCommand = defineOperation({
   tag: 'library',
   summary: 'Run a library command',
   description:
-    'Saves links, highlights, notes, reading state and file uploads; the body is a command discriminated by type. The idempotency key travels in the body as idempotencyKey (at least 16 characters). library:write, or library:read for the read commands (list, get, reader-page).',
+    'Saves links (captured in the background), reads items and their capture state, returns reader pages, keeps highlights, notes and reading state, and prepares and finishes file uploads. The body is a command discriminated by type; writes carry idempotencyKey (16-128 characters) in the body: a retry returns the same item. library:write, or library:read for list, get and reader-page.',
   auth: 'bearer',
   anyScopes: ['library:read', 'library:write'],
-  charge: 'never',
+  charge: 'before',
   input: { body: { schema: LibraryCommandSchema, component: 'LibraryCommand' } },
   responses: {
-    200: { description: 'The command result.', json: OpaqueEnvelopeSchema },
-    201: { description: 'A new item was stored (save-link, create-note, highlight, finish-upload).', json: OpaqueEnvelopeSchema },
-    400: { description: 'INVALID_REQUEST: bad command; a selection that does not match the saved text.' },
-    404: { description: 'NOT_FOUND: unknown item or source.' },
-    409: { description: 'CONFLICT: the current state does not allow the command.' },
+    200: { description: 'The command result (a read, or a retried write).', json: OpaqueEnvelopeSchema },
+    201: { description: 'A new item or upload was stored.', json: OpaqueEnvelopeSchema },
+    400: { description: 'INVALID_REQUEST: bad command; a selection that does not match the saved text (nothing stored).' },
+    404: { description: 'NOT_FOUND: unknown item, source or upload.' },
+    409: { description: 'IDEMPOTENCY_CONFLICT: the key is bound to another command; CONFLICT: the current state does not allow the command.' },
+    412: { description: 'PRECONDITION_FAILED: set-reading-state with a stale expectedRevision (the item is unchanged).' },
   },
-  run(ctx, input) {
-    const body = input.body as Record<string, unknown> | null;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw invalid('The library body is a command object with a type field.', [{ field: '$', message: 'must be an object' }]);
-    }
-    const type = body.type;
-    if (typeof type !== 'string' || (!LIBRARY_READS.has(type) && !LIBRARY_WRITES.has(type))) {
-      throw invalid(`type must be one of ${[...LIBRARY_READS, ...LIBRARY_WRITES].join(', ')}.`, [{ field: 'type', message: 'must be a known library command' }]);
-    }
-    const needed = LIBRARY_READS.has(type) ? 'library:read' : 'library:write';
-    if (!ctx.credential!.scopeSet.has(needed)) throw new ServiceError('FORBIDDEN', `The ${type} command needs the scope ${needed}.`);
-    const key = body.idempotencyKey;
-    if ((LIBRARY_KEYED.has(type) || key !== undefined) && (typeof key !== 'string' || key.length < 16)) {
-      throw invalid('idempotencyKey must be a string of at least 16 characters.', [{ field: 'idempotencyKey', message: 'must be a string of at least 16 characters' }]);
-    }
-    throw notBuilt('The link library');
+  async run(ctx, input) {
+    checkScope(ctx, input.body);
+    const result = await ctx.engine.library.execute(actorOf(ctx), input.body);
+    const created = 'created' in result && result.created;
+    return ok(ctx, created ? 201 : 200, JSON.stringify(result));
+  },
+});
+
+/** PUT /api/v1/library/uploads/{uploadId}: the bytes of a prepared upload. */
+export const putUploadBytes = defineOperation({
+  operationId: 'putLibraryUpload',
+  method: 'PUT',
+  path: '/api/v1/library/uploads/{uploadId}',
+  audience: 'public',
+  tag: 'library',
+  summary: 'Send the bytes of a prepared upload',
+  description:
+    'The second of three steps: prepare-upload says where and how much; this PUT sends the bytes; finish-upload checks what arrived (size, optional sha256) and decides by content (PDF and saved HTML are captured; EPUB and anything else are refused).',
+  auth: 'bearer',
+  allScopes: ['library:write'],
+  charge: 'before',
+  input: {
+    path: { uploadId: pathId(LibraryPatterns.uploadId, 'The uploadId that prepare-upload returned.') },
+    bytes: { description: 'The file, exactly as it should be stored.', maxBytes: MAX_UPLOAD_BODY },
+  },
+  responses: {
+    200: { description: 'The bytes were received: their size and SHA-256.', json: OpaqueEnvelopeSchema },
+    400: { description: 'INVALID_REQUEST: more bytes than prepared, or over the upload limit.' },
+    404: { description: 'NOT_FOUND: unknown or expired upload, or one of another account.' },
+    409: { description: 'CONFLICT: the upload was already finished.' },
+  },
+  async run(ctx, input) {
+    const received = await ctx.engine.library.putUploadBytes(actorOf(ctx), input.path.uploadId, input.bytes);
+    return ok(ctx, 200, JSON.stringify(received));
   },
 });
 
 /** The library operations. */
-export const libraryOperations = [libraryCommand];
+export const libraryOperations = [libraryCommand, putUploadBytes];

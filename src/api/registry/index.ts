@@ -9,6 +9,7 @@ import { knowledgeOperations } from '../operations/knowledge.ts';
 import { libraryOperations } from '../operations/library.ts';
 import { metaOperations } from '../operations/meta.ts';
 import { operatorOperations } from '../operations/operator.ts';
+import { publicPageOperations } from '../operations/public-pages.ts';
 import { researchOperations } from '../operations/research.ts';
 import { openApiOf } from '../openapi.ts';
 import type { AnyOperation } from './operation.ts';
@@ -29,6 +30,7 @@ const OPERATIONS: readonly AnyOperation[] = Object.freeze([
   ...libraryOperations,
   ...operatorOperations,
   ...metaOperations,
+  ...publicPageOperations,
 ]);
 
 /** The published OpenAPI 3.1 document (served at /openapi.json), generated from the registry. */

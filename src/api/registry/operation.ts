@@ -54,12 +54,21 @@ export interface ResponseDef {
   headers?: readonly ResponseHeader[];
 }
 
+/** A raw request body (file bytes), with its own size limit. */
+export interface BytesDef {
+  description: string;
+  /** Largest body accepted (the default limit for JSON bodies is 256 KB). */
+  maxBytes: number;
+}
+
 /** The inputs of an operation, by logical name. */
 export interface InputDef {
   path?: Readonly<Record<string, ParamDef>>;
   query?: Readonly<Record<string, ParamDef>>;
   headers?: Readonly<Record<string, HeaderDef>>;
   body?: BodyDef;
+  /** Raw bytes instead of a JSON body. */
+  bytes?: BytesDef;
 }
 
 /** The input values `run` receives: raw strings by logical name (the domain validates them) and the parsed JSON body. */
@@ -68,6 +77,8 @@ export interface OperationInput<I extends InputDef = InputDef> {
   query: { readonly [K in keyof I['query']]: string | undefined };
   headers: { readonly [K in keyof I['headers']]: string | undefined };
   body: I['body'] extends BodyDef ? unknown : undefined;
+  /** The raw body of an operation declared with `bytes` (empty when none was sent). */
+  bytes: I['bytes'] extends BytesDef ? Uint8Array : undefined;
 }
 
 /** Who the operation is for: `public` operations are in /openapi.json; `operator` and `local` are not. */

@@ -1,0 +1,188 @@
+/**
+ * Proposal submission (for research-job runners) and the decisions a person makes about it.
+ * @remarks A submission stores the proposal, its review and its idempotency record in one batch and
+ * reports conflicts with the current graph (same name, same identifier) without merging anything.
+ * Accepting writes every graph record, the new graph revision, the space head (compare-and-set) and
+ * the proposal in one batch; rejecting or withdrawing only changes the proposal.
+ * @module
+ */
+import type { Actor, EngineDeps } from '../deps.ts';
+import { invalid, notFound, ServiceError } from '../errors.ts';
+import { Patterns } from '../ids.ts';
+import { isStorageConflict, type BatchOp } from '../ports.ts';
+import { canonicalJson } from './canonical-json.ts';
+import { acceptedRecords, genesisRevision, nextRevision } from './graph.ts';
+import { findConflicts, lookupOps } from './lookup.ts';
+import { parseProposalRequest } from './proposal-request.ts';
+import type { ProposalSubmissionResult } from './proposal-schema.ts';
+import { Collections, ordinalKey, type ProposalRecord, type SpaceRecord, type SubmissionRecord } from './records.ts';
+import type { SpaceDirectory } from './spaces.ts';
+import { transitionProposal, type ProposalDecision } from './states.ts';
+
+/** Who submits: the research job's actor, the job, and the space the job works in. */
+export interface SubmissionRun {
+  actor: Actor;
+  jobId: string;
+  spaceRef: string;
+}
+
+/** A person's decision about a proposal (operator / in-process). */
+export interface DecisionInput {
+  decision: ProposalDecision;
+  /** The deciding person, 1-80 characters. */
+  person: string;
+  note?: string | null | undefined;
+}
+
+/** Check a deciding person's name. */
+export function checkPerson(person: unknown, field = 'person'): string {
+  if (typeof person !== 'string' || person.trim().length === 0 || person.length > 80) {
+    throw invalid('A decision names the deciding person (1-80 characters).', [{ field, message: 'must be 1-80 characters' }]);
+  }
+  return person;
+}
+
+/** The submission result of a stored proposal. */
+export function submissionResult(p: ProposalRecord, baseUrl: string): ProposalSubmissionResult {
+  const browserHref = `${baseUrl}/reviews/${p.reviewRef}`;
+  return {
+    v: 1,
+    proposalRef: p.proposalRef,
+    reviewRef: p.reviewRef,
+    state: p.state,
+    browserHref,
+    conflicts: p.conflicts,
+    requiredAction: p.state === 'proposed' || p.state === 'in-review' ? 'review-in-browser' : null,
+    supportPaths: [
+      { href: browserHref, label: 'Review this proposal in the browser (the signed-in person decides)' },
+      { href: `${baseUrl}/api/v1/reviews/${p.reviewRef}`, label: 'Review metadata through the API (review:read)' },
+    ],
+  };
+}
+
+/** Build submission and decision over the engine's storage. */
+export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAccepted: (spaceRef: string) => void) {
+  const { storage, clock, refs, sha256 } = deps;
+
+  async function replayOrConflict(key: string, fingerprint: string): Promise<ProposalSubmissionResult | null> {
+    const prior = await storage.getRecord<SubmissionRecord>(Collections.submissions, key);
+    if (!prior) return null;
+    if (prior.value.fingerprint !== fingerprint) {
+      throw new ServiceError('IDEMPOTENCY_CONFLICT', 'This idempotency key was used for a different proposal of this job; use a new key for a new proposal.', {
+        requiredAction: 'choose-new-idempotency-key',
+      });
+    }
+    const p = await storage.getRecord<ProposalRecord>(Collections.proposals, prior.value.proposalRef);
+    if (!p) throw new Error(`submission ${key} names a missing proposal`);
+    return submissionResult(p.value, deps.baseUrl);
+  }
+
+  async function submit(run: SubmissionRun, input: unknown, options: { idempotencyKey: string }): Promise<ProposalSubmissionResult> {
+    if (!Patterns.jobId.test(run.jobId)) throw invalid('The job id is malformed.', [{ field: 'jobId', message: 'must be kjob_ and 48 lowercase hex' }]);
+    if (!Patterns.idempotencyKey.test(options.idempotencyKey)) {
+      throw invalid('The idempotency key must be 16-128 letters, digits, underscores or hyphens.', [{ field: 'idempotencyKey', message: 'must be 16-128 letters, digits, underscores or hyphens' }]);
+    }
+    const request = parseProposalRequest(input);
+    if (request.spaceRef !== undefined && request.spaceRef !== run.spaceRef) throw notFound('The space');
+    const owner = await spaces.visible(run.actor, run.spaceRef);
+    if (!owner) throw notFound('The space');
+    const key = `${run.jobId}/${options.idempotencyKey}`;
+    const fingerprint = sha256(canonicalJson({ spaceRef: run.spaceRef, request }));
+    return spaces.serialize(run.spaceRef, async () => {
+      const replay = await replayOrConflict(key, fingerprint);
+      if (replay) return replay;
+      const now = clock.now();
+      const conflicts = await findConflicts(deps, run.spaceRef, request);
+      const proposal: ProposalRecord = {
+        v: 1,
+        proposalRef: refs.proposalRef(),
+        reviewRef: refs.reviewRef(),
+        spaceRef: run.spaceRef,
+        accountId: owner.accountId,
+        jobId: run.jobId,
+        credentialRef: run.actor.credentialRef,
+        state: 'proposed',
+        request,
+        conflicts,
+        createdAt: now,
+        updatedAt: now,
+        decidedAt: null,
+        history: [{ decision: 'submit', state: 'proposed', person: null, note: null, at: now }],
+        accepted: null,
+      };
+      const ops: BatchOp[] = [
+        { kind: 'record.put', collection: Collections.proposals, key: proposal.proposalRef, value: proposal, expectedRevision: null },
+        { kind: 'record.put', collection: Collections.reviews, key: proposal.reviewRef, value: { proposalRef: proposal.proposalRef }, expectedRevision: null },
+        { kind: 'record.put', collection: Collections.submissions, key, value: { proposalRef: proposal.proposalRef, fingerprint } satisfies SubmissionRecord, expectedRevision: null },
+      ];
+      if (!(await storage.getRecord(Collections.spaces, run.spaceRef))) {
+        const space: SpaceRecord = {
+          v: 1, spaceRef: run.spaceRef, accountId: owner.accountId, documentRef: owner.documentRef,
+          graphRevision: genesisRevision(sha256, run.spaceRef), recordCount: 0, publication: null, createdAt: now, updatedAt: now,
+        };
+        ops.push({ kind: 'record.put', collection: Collections.spaces, key: run.spaceRef, value: space, expectedRevision: null });
+        ops.push({ kind: 'record.put', collection: Collections.revisions, key: `${run.spaceRef}/${space.graphRevision}`, value: { recordCount: 0, at: now }, expectedRevision: null });
+      }
+      try {
+        await storage.commit(ops);
+      } catch (e) {
+        if (!isStorageConflict(e)) throw e;
+        const replay = await replayOrConflict(key, fingerprint); // another process took the key first
+        if (replay) return replay;
+        throw new ServiceError('CONFLICT', 'The space changed while the proposal was stored; nothing was written. Retry with the same key.', { cause: e, retryable: true });
+      }
+      return submissionResult(proposal, deps.baseUrl);
+    });
+  }
+
+  async function decide(reviewRef: string, input: DecisionInput): Promise<ProposalRecord> {
+    const person = checkPerson(input.person);
+    const note = input.note ?? null;
+    if (note !== null && (typeof note !== 'string' || note.length > 1024)) throw invalid('The note must be at most 1024 characters.', [{ field: 'note', message: 'must be at most 1024 characters' }]);
+    if (!Patterns.reviewRef.test(reviewRef)) throw notFound('The review');
+    const review = await storage.getRecord<{ proposalRef: string }>(Collections.reviews, reviewRef);
+    if (!review) throw notFound('The review');
+    const first = await storage.getRecord<ProposalRecord>(Collections.proposals, review.value.proposalRef);
+    if (!first) throw notFound('The proposal');
+    return spaces.serialize(first.value.spaceRef, async () => {
+      const stored = (await storage.getRecord<ProposalRecord>(Collections.proposals, review.value.proposalRef))!;
+      const p = stored.value;
+      const state = transitionProposal(p.state, input.decision);
+      const now = Math.max(clock.now(), p.updatedAt);
+      const next: ProposalRecord = {
+        ...p,
+        state,
+        updatedAt: now,
+        decidedAt: state === 'in-review' ? null : now,
+        history: [...p.history, { decision: input.decision, state, person, note, at: now }],
+      };
+      const ops: BatchOp[] = [];
+      if (state === 'accepted') {
+        const spaceRec = await storage.getRecord<SpaceRecord>(Collections.spaces, p.spaceRef);
+        if (!spaceRec) throw new Error(`proposal ${p.proposalRef} names a space without a head`);
+        const space = spaceRec.value;
+        const graph = acceptedRecords(p, { refs, ids: deps.ids, now, firstOrdinal: space.recordCount + 1, person, note });
+        const graphRevision = nextRevision(sha256, space.graphRevision, graph.records);
+        const recordCount = space.recordCount + graph.records.length;
+        next.accepted = { graphRevision, entityIds: graph.entityIds, inquiryIds: graph.inquiryIds };
+        for (const r of graph.records) {
+          ops.push({ kind: 'record.put', collection: Collections.graph, key: `${p.spaceRef}/${r.id}`, value: r, expectedRevision: null, index: { partition: p.spaceRef, sortKey: ordinalKey(r.ordinal) } });
+        }
+        ops.push({ kind: 'record.put', collection: Collections.revisions, key: `${p.spaceRef}/${graphRevision}`, value: { recordCount, at: now }, expectedRevision: null });
+        ops.push({ kind: 'record.put', collection: Collections.spaces, key: p.spaceRef, value: { ...space, graphRevision, recordCount, updatedAt: now }, expectedRevision: spaceRec.revision });
+        ops.push(...(await lookupOps(deps, p.spaceRef, graph.records)));
+      }
+      ops.push({ kind: 'record.put', collection: Collections.proposals, key: p.proposalRef, value: next, expectedRevision: stored.revision });
+      try {
+        await storage.commit(ops);
+      } catch (e) {
+        if (!isStorageConflict(e)) throw e;
+        throw new ServiceError('CONFLICT', 'The proposal or its space changed at the same time (another process); nothing was written. Read the review again and retry.', { cause: e, requiredAction: 'refresh-resource', retryable: true });
+      }
+      if (state === 'accepted') onAccepted(p.spaceRef);
+      return next;
+    });
+  }
+
+  return { submit, decide };
+}
