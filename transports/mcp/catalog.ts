@@ -1,0 +1,170 @@
+/**
+ * The MCP tools and resource templates, generated from the operation registry and the published
+ * OpenAPI document (so a tool's input schema is exactly what /openapi.json says the operation takes).
+ * @module
+ */
+import { buildOpenApi, listOperations, type AnyOperation } from '../../src/api/registry/index.ts';
+
+/** A JSON Schema object. */
+export type JsonSchema = Record<string, unknown>;
+
+/** One tool: an operation with its arguments as one JSON object. */
+export interface ToolSpec {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema & { type: 'object' };
+  op: AnyOperation;
+  /** Argument name → where it goes on the request. */
+  args: Map<string, { in: 'path' | 'query' | 'header'; wire: string }>;
+  readOnly: boolean;
+  /**
+   * Whether a body of this tool carries its idempotency key inside (`idempotencyKey`, as library
+   * commands do), read from the body schema: the tool fills one in when the caller gave none.
+   */
+  bodyTakesKey(body: unknown): boolean;
+}
+
+/** From a body schema: which bodies have an `idempotencyKey` field (all, none, or per `type` variant). */
+function bodyKeyRule(schema: JsonSchema | undefined, components: Record<string, JsonSchema>): (body: unknown) => boolean {
+  const resolve = (s: JsonSchema | undefined): JsonSchema | undefined =>
+    typeof s?.$ref === 'string' ? resolve(components[s.$ref.slice('#/components/schemas/'.length)]) : s;
+  const root = resolve(schema);
+  const hasKey = (s: JsonSchema | undefined) => Boolean((resolve(s)?.properties as Record<string, unknown> | undefined)?.idempotencyKey);
+  if (!root) return () => false;
+  if (hasKey(root)) return () => true;
+  const variants = (root.oneOf ?? root.anyOf) as JsonSchema[] | undefined;
+  if (!variants) return () => false;
+  const keyed = new Set<unknown>();
+  for (const variant of variants) {
+    const type = ((resolve(variant)?.properties as Record<string, { const?: unknown }> | undefined)?.type)?.const;
+    if (type !== undefined && hasKey(variant)) keyed.add(type);
+  }
+  return (body) => typeof body === 'object' && body !== null && keyed.has((body as { type?: unknown }).type);
+}
+
+/** Header inputs a tool fills itself and never shows as arguments. */
+const HIDDEN_HEADERS = new Set(['accept', 'ifNoneMatch']);
+
+/** Headers a tool keeps for the caller: optional arguments, remembered by the session when omitted. */
+const KEPT_HEADERS = new Set(['ifRevision', 'idempotencyKey', 'lastEventId']);
+
+/** Extra guidance per operation, for the agent reading the tool list. */
+const NOTES: Readonly<Record<string, string>> = {
+  mutateDocument:
+    'The tool keeps the document revision of your last read or write (ifRevision may be omitted) and the idempotency key of an intent (an identical call in this session is a retry of the same intent and is applied once). On 412 it re-reads the document and sends the mutation again against the new revision when every block it names still exists; otherwise it reports what changed.',
+  cancelResearchJob: 'ifRevision may be omitted: the tool reads the job first. Body is {"v":1}.',
+  listResearchJobEvents: 'Follow a job: the tool remembers the cursor per job, so calling it again returns the events since the last call; `terminal` tells when the job has ended.',
+  getResearchJobReport: 'Export a report: format markdown (text) or rich-json (also needs document:read).',
+  getDocument: 'format: rich-json (default), blocks (flat blocks with ids: best for planning mutations) or markdown.',
+  libraryCommand: 'For the commands that take an idempotencyKey, one is added to the body when absent (the same one for an identical retry).',
+};
+
+type OpenApiDoc = { paths: Record<string, Record<string, OpenApiOperation>>; components: { schemas: Record<string, JsonSchema> } };
+type OpenApiOperation = { parameters?: { name: string; in: string; description?: string; schema: JsonSchema; required?: boolean }[]; requestBody?: { content: Record<string, { schema: JsonSchema }> } };
+
+/** Copy `schema` with component refs pointing into `$defs`, and collect the components it needs. */
+function localize(schema: JsonSchema, components: Record<string, JsonSchema>, defs: Record<string, JsonSchema>): JsonSchema {
+  const visit = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(visit);
+    if (value === null || typeof value !== 'object') return value;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/')) {
+        const name = v.slice('#/components/schemas/'.length);
+        if (!(name in defs)) {
+          defs[name] = {};
+          defs[name] = visit(components[name]) as JsonSchema;
+        }
+        out[k] = `#/$defs/${name}`;
+      } else out[k] = visit(v);
+    }
+    return out;
+  };
+  return visit(schema) as JsonSchema;
+}
+
+function buildTool(op: AnyOperation, doc: OpenApiDoc): ToolSpec {
+  const published = doc.paths[op.path]?.[op.method.toLowerCase()];
+  if (!published) throw new Error(`${op.operationId} is not in the OpenAPI document`);
+  const defs: Record<string, JsonSchema> = {};
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  const args: ToolSpec['args'] = new Map();
+  const byWire = new Map(Object.entries(op.input.headers ?? {}).map(([logical, def]) => [(def as { name: string }).name.toLowerCase(), logical]));
+  for (const p of published.parameters ?? []) {
+    if (p.in === 'header') {
+      const logical = byWire.get(p.name.toLowerCase());
+      if (logical === undefined || HIDDEN_HEADERS.has(logical)) continue;
+      properties[logical] = { ...localize(p.schema, doc.components.schemas, defs), description: p.description ?? '' };
+      args.set(logical, { in: 'header', wire: p.name.toLowerCase() });
+      if (p.required && !KEPT_HEADERS.has(logical)) required.push(logical);
+    } else if (p.in === 'path' || p.in === 'query') {
+      properties[p.name] = { ...localize(p.schema, doc.components.schemas, defs), description: p.description ?? '' };
+      args.set(p.name, { in: p.in, wire: p.name });
+      if (p.required) required.push(p.name);
+    }
+  }
+  const body = published.requestBody?.content['application/json']?.schema;
+  if (body) {
+    properties.body = localize(body, doc.components.schemas, defs);
+    required.push('body');
+  }
+  if (op.input.bytes) {
+    properties.bytesBase64 = { type: 'string', contentEncoding: 'base64', description: `${op.input.bytes.description} Base64; at most ${op.input.bytes.maxBytes} bytes once decoded.` };
+    required.push('bytesBase64');
+  }
+  const inputSchema: ToolSpec['inputSchema'] = { type: 'object', properties, required, additionalProperties: false };
+  if (Object.keys(defs).length) inputSchema.$defs = defs;
+  const note = NOTES[op.operationId];
+  return {
+    name: op.operationId,
+    title: op.summary,
+    description: `${op.summary}. ${op.description}${note ? ` ${note}` : ''} (${op.method} ${op.path})`,
+    inputSchema,
+    op,
+    args,
+    readOnly: op.method === 'GET',
+    bodyTakesKey: bodyKeyRule(body, doc.components.schemas),
+  };
+}
+
+/** The tools: every public operation except the OpenAPI document itself (a resource). */
+export function buildTools(): ToolSpec[] {
+  const doc = buildOpenApi() as OpenApiDoc;
+  return listOperations()
+    .filter((op) => op.audience === 'public' && op.operationId !== 'getOpenApi')
+    .map((op) => buildTool(op, doc));
+}
+
+/** A resource template: a public GET operation addressed as `kw://api/v1/...{?query}`. */
+export interface ResourceTemplateSpec {
+  name: string;
+  title: string;
+  uriTemplate: string;
+  description: string;
+  op: AnyOperation;
+  /** Matches a `kw://` URI's path (query stripped) of this operation. */
+  pattern: RegExp;
+}
+
+/** The scheme and authority of resource URIs; the rest is the API path and query. */
+export const RESOURCE_PREFIX = 'kw:/';
+
+/** Every public GET operation as a resource template. */
+export function buildResourceTemplates(): ResourceTemplateSpec[] {
+  return listOperations()
+    .filter((op) => op.audience === 'public' && op.method === 'GET')
+    .map((op) => {
+      const query = Object.keys(op.input.query ?? {});
+      const pattern = new RegExp(`^${op.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}|\{[^}]+\}/g, '[^/]+')}$`);
+      return {
+        name: op.operationId,
+        title: op.summary,
+        uriTemplate: `${RESOURCE_PREFIX}${op.path}${query.length ? `{?${query.join(',')}}` : ''}`,
+        description: op.description,
+        op,
+        pattern,
+      };
+    });
+}

@@ -1,0 +1,37 @@
+/**
+ * Tool results: the API's answer as the agent reads it: status, the headers that matter (revision,
+ * ETag, Retry-After, budget, loss count) and the body, as text and as structured content.
+ * @module
+ */
+import type { Answer } from './session.ts';
+
+/** A `tools/call` result. */
+export interface ToolResult {
+  [key: string]: unknown;
+  content: { type: 'text'; text: string }[];
+  structuredContent: Record<string, unknown>;
+  isError: boolean;
+}
+
+const KEPT_HEADERS = ['service-revision', 'etag', 'location', 'retry-after', 'x-service-markdown-loss-count', 'x-service-requests-remaining', 'x-request-id'];
+
+/** The answer as a tool result; `extra` adds fields (e.g. what the tool did on a 412). */
+export function answerResult(answer: Answer, extra: Record<string, unknown> = {}): ToolResult {
+  const headers: Record<string, string> = {};
+  for (const name of KEPT_HEADERS) if (answer.headers[name] !== undefined) headers[name] = answer.headers[name];
+  const isError = answer.status >= 400;
+  if (answer.json !== undefined) {
+    const structured = { status: answer.status, headers, body: answer.json, ...extra };
+    return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError };
+  }
+  const structured = { status: answer.status, headers, text: answer.text, ...extra };
+  const content: ToolResult['content'] = [{ type: 'text', text: JSON.stringify({ status: answer.status, headers, ...extra }) }];
+  if (answer.text !== '') content.push({ type: 'text', text: answer.text });
+  return { content, structuredContent: structured, isError };
+}
+
+/** A result for a call the tool refused before reaching the API (bad arguments). */
+export function refusal(message: string, details: Record<string, unknown> = {}): ToolResult {
+  const structured = { status: 400, error: { code: 'INVALID_REQUEST', message, retryable: false }, ...details };
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: true };
+}
