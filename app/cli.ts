@@ -3,6 +3,7 @@
  * The `kw` command line (docs/http-api.md):
  *
  * ```
+ * kw mcp --data DIR --token TOKEN (the API as an MCP server over stdio)
  * kw serve [--host 127.0.0.1] [--port 8787] [--data DIR] [--storage lowdb|memory] [--seed demo|none]
  *          [--operator-key KEY] [--capture-allow-private] [--budget-window DURATION]
  *          [--dev-open-document-pages] [--json] [--log text|json] [--quiet]
@@ -17,6 +18,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { MCP_HELP, runMcpCommand } from './mcp-command.ts';
 import { startServe, stopOnSignals, type CliIO } from './serve-command.ts';
 import { runTokenCreate } from './token-command.ts';
 import { SERVE_HELP, TOKEN_HELP, USAGE, UsageError } from './usage.ts';
@@ -58,6 +60,13 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
       const server = await startServe(rest, io);
       stopOnSignals(server, io);
       return null;
+    }
+    if (command === 'mcp') {
+      if (wantsHelp(rest)) {
+        io.out(MCP_HELP);
+        return 0;
+      }
+      return await runMcpCommand(rest, io);
     }
     if (command === 'token') {
       if (rest[0] !== 'create') throw new UsageError(rest[0] === undefined ? 'token needs a subcommand: token create' : `unknown command: token ${rest[0]}`);

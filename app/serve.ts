@@ -18,6 +18,7 @@ import { MAX_REQUEST_BODY } from '../src/limits.ts';
 import type { Storage } from '../src/ports.ts';
 import { seedDemo, type DemoSeed } from '../fixtures/demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
+import { mountMcp } from '../transports/mcp/index.ts';
 import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';
 import { withRequestLog, type RequestLogFormat } from './request-log.ts';
 import { KW } from './usage.ts';
@@ -146,6 +147,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
 
   let storage: Storage | null = null;
   let engine: Engine | null = null;
+  let mcp: ReturnType<typeof mountMcp> | null = null;
   let demo: DemoSeed | null = null;
   let demoSeededNow = false;
   try {
@@ -175,6 +177,8 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = await demoFor(engine, dataDir));
     const api = createApiHandler({ engine, operatorKey, documentPages: options.documentPages ?? 'sign-in-required' });
     active = options.requestLog ? withRequestLog(api, options.requestLog.write, options.requestLog.format) : api;
+    // The MCP server (streamable HTTP) at /mcp: every tool call goes through the same handler.
+    mcp = mountMcp(listener.server, { handler: active });
   } catch (error) {
     await listener.close();
     if (engine) await engine.close();
@@ -183,6 +187,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   }
 
   const ready = engine;
+  const mcpHttp = mcp;
   let closing: Promise<void> | null = null;
   return {
     url: listener.url,
@@ -197,6 +202,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     close() {
       closing ??= (async () => {
         try {
+          await mcpHttp?.close();
           await listener.close();
         } finally {
           await ready.close();

@@ -57,7 +57,8 @@ Options:
 export const USAGE = `Usage: ${KW} <command> [options]
 
 Commands:
-  serve                       run the API server for local development
+  serve                       run the API server for local development (MCP at /mcp too)
+  mcp                         serve the API to an MCP client over stdio
   token create                create a credential through the operator API
   help                        show this text
 
