@@ -72,3 +72,11 @@ export type {
   JobWriteResult,
 } from './jobs/index.ts';
 export type { ResearchJob, ResearchJobEvent, ResearchJobSummary, ResearchReportSpec } from './jobs/schemas.ts';
+export type { ResearchJobPage, ResearchJobEventPage, ResearchAuditDiagnostic, PublicArtifactRef } from './jobs/schemas.ts';
+export type { ProposalSink, SubmittedProposal } from './jobs/runner.ts';
+export type { KnowledgeService, KnowledgeOperator } from './knowledge/service.ts';
+export { publishFromAcceptedProposal, type PublishInput, type PublishedArtifacts } from './knowledge/publish.ts';
+export type { ProposalRequest, ProposalSubmissionResult } from './knowledge/proposal-schema.ts';
+export type { LibraryService, LibraryOptions, LibraryResult, LibraryCommand, LibraryItem, ReaderPage, Fetcher, Extractor } from './library/index.ts';
+export { checkAddress, type AddressVerdict } from './library/index.ts';
+export type { ErrorReporter } from './deps.ts';
