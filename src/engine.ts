@@ -7,7 +7,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { logErrorToConsole, type EngineDeps, type ErrorReporter } from './deps.ts';
 import { createActivation, type Activation } from './auth/activation.ts';
 import { createCredentialService, type CredentialService } from './auth/credentials.ts';
-import { createDocumentsService, type DocumentsServiceImpl } from './documents/service.ts';
+import { createDocumentsService, type DocumentsOptions, type DocumentsServiceImpl } from './documents/service.ts';
 import { sha256Hex, type Sha256Hex } from './hash.ts';
 import { createKnowledgeService, type KnowledgeOperator, type KnowledgeService } from './knowledge/service.ts';
 import { randomIds, refMinter, type IdSource } from './ids.ts';
@@ -35,6 +35,8 @@ export interface EngineOptions {
   onError?: ErrorReporter;
   /** How long an idempotency record replays its write (ms); default 24 hours. After it the key is a new intent. */
   idempotencyRetentionMs?: number;
+  /** Tuning of the documents service: loaded-document cache size and compaction thresholds. */
+  documents?: Omit<DocumentsOptions, 'idempotencyRetentionMs'>;
   /** The research runner; without one, fresh research-job starts answer FEATURE_RETIRED. */
   runner?: ResearchRunner;
   /** Brings pages for library captures (adapters/capture `nodeFetcher()`); without one, link captures fail. */
@@ -82,7 +84,7 @@ export function createEngine(options: EngineOptions): Engine {
     baseUrl: options.baseUrl ?? '',
     reportError: options.onError ?? logErrorToConsole,
   };
-  const documents = createDocumentsService(deps, { idempotencyRetentionMs: options.idempotencyRetentionMs });
+  const documents = createDocumentsService(deps, { ...options.documents, idempotencyRetentionMs: options.idempotencyRetentionMs });
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
   const knowledge = createKnowledgeService(deps);

@@ -50,7 +50,7 @@ export type {
   CreateOutcome,
   IdempotencyReceipt,
 } from './documents/types.ts';
-export { documentDataJson, documentData } from './documents/serialize.ts';
+export { documentDataJson, documentData } from './api/document-json.ts';
 export { BLOCK_TYPES, type BlockType, type BlockInput } from './blocks/model.ts';
 export { importBlockNote } from './blocks/blocknote-import.ts';
 export { sha256Hex, type Sha256Hex } from './hash.ts';

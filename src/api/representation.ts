@@ -4,7 +4,7 @@
  * @module
  */
 import type { DocumentRead } from '../documents/types.ts';
-import { documentDataBody } from '../documents/serialize.ts';
+import { documentDataBody } from './document-json.ts';
 import type { RequestContext } from './context.ts';
 import { baseHeaders, ok } from './envelope.ts';
 import { etagMatches, weakEtag } from './http-util.ts';

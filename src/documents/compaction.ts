@@ -2,6 +2,7 @@
  * Background compaction: a document's update log is folded into a new snapshot once it outweighs it.
  * @module
  */
+import type { ErrorReporter } from '../deps.ts';
 import type { Storage } from '../ports.ts';
 import type { DocumentCache, Loaded } from './cache.ts';
 import type { KeyedLock } from './keyed-lock.ts';
@@ -21,6 +22,7 @@ export class Compactor {
     private readonly cache: DocumentCache,
     private readonly locks: KeyedLock,
     private readonly policy: CompactionPolicy,
+    private readonly reportError: ErrorReporter,
   ) {}
 
   /** True once the log outweighs the snapshot (and holds enough bytes), or holds enough updates. */
@@ -43,7 +45,13 @@ export class Compactor {
       }
     });
     this.background.add(task);
-    void task.catch(() => this.cache.drop(ref)).finally(() => this.background.delete(task));
+    void task
+      .catch((error: unknown) => {
+        // The document stays correct (its log is intact); drop the cached copy and say what failed.
+        this.cache.drop(ref);
+        this.reportError(error, `compaction of ${ref}`);
+      })
+      .finally(() => this.background.delete(task));
   }
 
   /** Settles when every compaction started so far has settled. */

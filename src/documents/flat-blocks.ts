@@ -4,6 +4,7 @@
  */
 import { parseInline } from '../blocks/inline-markdown.ts';
 import { codeBlockMarkdown, tableMarkdown } from '../blocks/markdown-projection.ts';
+import type { BlockType } from '../blocks/model.ts';
 import type { BlockTree } from '../blocks/tree.ts';
 import type { FlatBlock } from './types.ts';
 
@@ -15,7 +16,7 @@ export function flatBlocks(tree: BlockTree): FlatBlock[] {
   const out: FlatBlock[] = [];
   for (const e of tree.walk()) {
     const r = e.rec;
-    const block: FlatBlock = { id: e.id, parentBlockId: e.parentId, index: e.indexInParent, depth: e.depth, type: r.t, citations: [] };
+    const block: FlatBlock = { id: e.id, parentBlockId: e.parentId, index: e.indexInParent, depth: e.depth, type: r.t as BlockType, markdown: '', citations: [] };
     if (r.md !== undefined) {
       block.markdown = r.md;
       const parsed = parseInline(r.md);

@@ -47,9 +47,9 @@ export const DocumentSummarySchema = v.object({
   title: str(1, 240),
   version: int(1, MAX_SAFE),
   contentSha256: Sha256Schema,
-  blockCount: v.optional(int(0, 10_000)),
+  blockCount: int(0, 10_000),
   browserHref: Href,
-  createdAt: v.optional(TimestampSchema),
+  createdAt: TimestampSchema,
   updatedAt: TimestampSchema,
 });
 
@@ -59,15 +59,15 @@ export const FlatBlockSchema = v.object({
   id: ResponseBlockIdSchema,
   parentBlockId: v.nullable(ResponseBlockIdSchema),
   index: int(0, 10_000),
-  depth: v.optional(int(0, 10_000)),
+  depth: int(0, 10_000),
   type: v.picklist(BLOCK_TYPES),
-  markdown: v.optional(v.string()),
+  markdown: v.pipe(v.string(), v.description("The block's own Markdown: inline Markdown of a text block, the fenced block of a code block, the pipe table of a table.")),
   level: v.optional(v.picklist([1, 2, 3])),
   checked: v.optional(v.boolean()),
   code: v.optional(v.string()),
   language: v.optional(v.string()),
   rows: v.optional(v.array(v.array(v.string()))),
-  citations: v.optional(v.pipe(v.array(v.string()), v.description('Exact https URLs the block cites.'))),
+  citations: v.pipe(v.array(v.string()), v.description('Exact https URLs the block cites.')),
 });
 
 export const BlocksRepresentationSchema = v.pipe(
@@ -95,3 +95,10 @@ export const DocumentMutationResultSchema = v.object({
   document: DocumentSchema,
   receipt: MutationReceiptSchema,
 });
+
+/** An item of the document list (no body). */
+export type DocumentSummary = v.InferOutput<typeof DocumentSummarySchema>;
+/** One entry of the `blocks` representation. */
+export type FlatBlock = v.InferOutput<typeof FlatBlockSchema>;
+/** The receipt of an applied mutation. */
+export type MutationReceipt = v.InferOutput<typeof MutationReceiptSchema>;

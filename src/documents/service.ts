@@ -55,7 +55,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
   const compactor = new Compactor(deps.storage, cache, locks, {
     compactEvery: options.compactEvery ?? 4096,
     compactEveryBytes: options.compactEveryBytes ?? 256 * 1024,
-  });
+  }, deps.reportError);
   const idem = new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs });
   const versions = new VersionRegistry(deps.storage, cache, deps.sha256);
   const ctx: DocumentsContext = { deps, cache, locks, idem, compactor, versions };
@@ -88,8 +88,14 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const lostRace = isStorageConflict(error) || (isServiceError(error) && isStorageConflict(error.cause));
       if (!lostRace) throw error;
       const record = await idem.find<R>(scope, fingerprint);
-      if (!record) throw error;
-      return replay(record);
+      if (record) return replay(record);
+      if (isServiceError(error)) throw error;
+      // A raw conflict of the store (e.g. a concurrent create took the same key or ref): retryable, never a 500.
+      throw new ServiceError('CONFLICT', 'A concurrent write changed what this request builds on; read the current state and retry.', {
+        retryable: true,
+        requiredAction: 'refresh-resource',
+        cause: error,
+      });
     }
   }
 

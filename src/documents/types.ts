@@ -3,6 +3,9 @@
  * @module
  */
 import type { Actor } from '../deps.ts';
+import type { DocumentSummary, FlatBlock, MutationReceipt } from './resource-schemas.ts';
+
+export type { DocumentSummary, FlatBlock, MutationReceipt } from './resource-schemas.ts';
 
 /** The three read representations. */
 export type DocumentFormat = 'rich-json' | 'blocks' | 'markdown';
@@ -29,37 +32,6 @@ export interface DocumentView {
   updatedAt: string;
 }
 
-/** An item of the document list (no body). */
-export interface DocumentSummary {
-  v: 1;
-  documentRef: string;
-  spaceRef: string;
-  title: string;
-  version: number;
-  contentSha256: string;
-  blockCount: number;
-  browserHref: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-/** One entry of the `blocks` representation. */
-export interface FlatBlock {
-  id: string;
-  parentBlockId: string | null;
-  index: number;
-  depth: number;
-  type: string;
-  markdown?: string;
-  level?: 1 | 2 | 3;
-  checked?: boolean;
-  code?: string;
-  language?: string;
-  rows?: string[][];
-  /** Exact https URLs the block's Markdown links to. */
-  citations: string[];
-}
-
 /** A Markdown loss: something of the rich document the Markdown projection cannot carry. */
 export interface MarkdownLoss {
   blockId: string;
@@ -80,16 +52,6 @@ export type DocumentRead =
       losses: MarkdownLoss[];
     };
 
-/** The contract's mutation receipt. */
-export interface MutationReceipt {
-  v: 1;
-  documentRef: string;
-  operationRef: string;
-  baseVersion: number;
-  resultingVersion: number;
-  contentSha256: string;
-  affectedBlockIds: string[];
-}
 
 /** Idempotency outcome shown in the envelope's `receipt`. */
 export interface IdempotencyReceipt {

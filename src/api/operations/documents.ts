@@ -9,7 +9,7 @@ import { ServiceError } from '../../errors.ts';
 import { Patterns } from '../../ids.ts';
 import { DocumentCreateRequestSchema, DocumentMutationRequestSchema } from '../../documents/schemas.ts';
 import { DOCUMENT_FORMATS, requireFormat } from '../../documents/limits.ts';
-import { documentDataBody, documentDataJson, receiptJson } from '../../documents/serialize.ts';
+import { documentDataBody, documentDataJson, receiptJson } from '../document-json.ts';
 import type { RequestContext } from '../context.ts';
 import { ok, type JsonPieces } from '../envelope.ts';
 import { exceedsBytes, weakEtag } from '../http-util.ts';

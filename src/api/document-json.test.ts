@@ -3,8 +3,8 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { documentDataBody, documentDataJson, receiptJson } from './serialize.ts';
-import type { DocumentView, MutationReceipt } from './types.ts';
+import { documentDataBody, documentDataJson, receiptJson } from './document-json.ts';
+import type { DocumentView, MutationReceipt } from '../documents/types.ts';
 
 test('receiptJson is JSON.stringify of a receipt', () => {
   const receipts: MutationReceipt[] = [

@@ -1,8 +1,8 @@
 /**
- * Serialising documents without re-stringifying their canonical JSON.
+ * The wire JSON of documents and receipts, built without re-stringifying the canonical document JSON.
  * @module
  */
-import type { DocumentView, MutationReceipt } from './types.ts';
+import type { DocumentView, MutationReceipt } from '../documents/types.ts';
 
 /**
  * The compact JSON text of the contract's Document object, with the canonical `document` text
