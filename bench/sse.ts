@@ -18,7 +18,11 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import { memoryStorage } from '../adapters/memory/index.ts';
+import { createApiHandler } from '../src/api/handler.ts';
+import { createEngine } from '../src/engine.ts';
 import type { ResearchRunContext } from '../src/jobs/runner.ts';
+import { listen } from '../transports/http/listener.ts';
 import { fmt, table } from './mutations.ts';
 
 type Spec = { kind: 'kw'; maxMs: number; readers: number } | { kind: 'bare'; frameBytes: number };
@@ -52,12 +56,6 @@ async function emitLoop(rate: number, seconds: number, emit: (i: number) => unkn
 const summary = (i: number) => `${MARK}${i} @${now().toFixed(3)}`;
 
 async function kwChild(spec: Extract<Spec, { kind: 'kw' }>, emitter: { start?: (rate: number, s: number) => Promise<unknown> }): Promise<Ready> {
-  const [{ memoryStorage }, { createEngine }, { createApiHandler }, { listen }] = await Promise.all([
-    import('../adapters/memory/index.ts'),
-    import('../src/engine.ts'),
-    import('../src/api/handler.ts'),
-    import('../transports/http/listener.ts'),
-  ]);
   let go: (plan: { rate: number; seconds: number; done: (r: unknown) => void }) => void = () => undefined;
   const plan = new Promise<{ rate: number; seconds: number; done: (r: unknown) => void }>((r) => (go = r));
   emitter.start = (rate, seconds) => new Promise((done) => go({ rate, seconds, done }));
@@ -137,28 +135,30 @@ async function childMain(spec: Spec): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Parent side
 
+/** A server child: its process, the message it sent for each key, and requests to it. */
 class Child {
   private waiting: ((m: Msg) => boolean)[] = [];
   private constructor(readonly proc: ChildProcess) {
     proc.on('message', (m: Msg) => (this.waiting = this.waiting.filter((w) => !w(m))));
+    proc.once('exit', (code) => this.waiting.forEach((w) => w({ exited: code } as unknown as Msg)));
   }
   static async start(spec: Spec): Promise<{ child: Child; ready: Ready }> {
     const code = `await import(${JSON.stringify(import.meta.url)});`;
-    const proc = spawn(process.execPath, [...process.execArgv, '--input-type=module', '-e', code], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      env: { ...process.env, KW_BENCH_SERVER: 'sse', KW_BENCH_SSE: JSON.stringify(spec) },
-    });
-    const child = new Child(proc);
-    const exited = new Promise<never>((_, fail) => proc.once('exit', (c) => fail(new Error(`SSE bench server (${spec.kind}) exited with ${c}`))));
-    const m = await Promise.race([child.next('ready'), exited]);
-    exited.catch(() => undefined);
-    return { child, ready: (m as { ready: Ready }).ready };
+    const env = { ...process.env, KW_BENCH_SERVER: 'sse', KW_BENCH_SSE: JSON.stringify(spec) };
+    const child = new Child(spawn(process.execPath, [...process.execArgv, '--input-type=module', '-e', code], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env }));
+    return { child, ready: ((await child.next('ready')) as { ready: Ready }).ready };
   }
-  /** The next message with key `key` (bounded: 5 minutes). */
-  next<K extends string>(key: K, timeoutMs = 300_000): Promise<Msg> {
+  /** The next message with key `key`; fails when the child exits first or after `timeoutMs`. */
+  next(key: string, timeoutMs = 300_000): Promise<Msg> {
     return new Promise((done, fail) => {
       const timer = setTimeout(() => fail(new Error(`SSE bench server sent no ${key} in ${timeoutMs} ms`)), timeoutMs);
-      this.waiting.push((m) => (key in m ? (clearTimeout(timer), done(m), true) : false));
+      this.waiting.push((m) => {
+        if ('exited' in m) fail(new Error(`SSE bench server exited with ${String(m.exited)} before sending ${key}`));
+        else if (!(key in m)) return false;
+        clearTimeout(timer);
+        done(m);
+        return true;
+      });
     });
   }
   async mem(): Promise<Mem> {
