@@ -11,7 +11,7 @@
  * It also prints the heap after the sweep and the heap of a fresh engine that reopened the folder.
  *
  * Runs only when named: `npm run bench -- soak`. Settings: KW_SOAK_EDITS (default 1,000,000),
- * KW_SOAK_RETENTION_MS (default 2000), KW_SOAK_MAX_SECONDS (default 600: the loop stops there with
+ * KW_SOAK_RETENTION_MS (default 2000, at most 60000), KW_SOAK_MAX_SECONDS (default 600: the loop stops there with
  * a message and reports what it measured), KW_SOAK_FSYNC=1 to fdatasync every commit (default off:
  * the soak measures growth, not the disk; durability costs time, not state).
  * @module
@@ -142,7 +142,10 @@ export async function runSoak(): Promise<void> {
     fsync: process.env.KW_SOAK_FSYNC === '1',
   };
   if (!(Number.isInteger(o.edits) && o.edits >= 10_000)) throw new Error(`KW_SOAK_EDITS must be an integer ≥ 10000, got ${process.env.KW_SOAK_EDITS}`);
-  if (!(o.retentionMs > 0) || !(o.maxMs > 0)) throw new Error('KW_SOAK_RETENTION_MS and KW_SOAK_MAX_SECONDS must be positive numbers');
+  if (!(o.retentionMs > 0 && o.retentionMs <= 60_000) || !(o.maxMs > 0)) {
+    // The soak waits one sweep interval plus the retention after the loop: at most 2 minutes this way.
+    throw new Error('KW_SOAK_RETENTION_MS must be from 1 to 60000 and KW_SOAK_MAX_SECONDS a positive number');
+  }
   if (!(globalThis as { gc?: unknown }).gc) console.log('note: no --expose-gc, heap figures include garbage (run through npm run bench)');
   const dir = mkdtempSync(join(tmpdir(), 'kw-soak-'));
   console.log(`\nsoak: ${fmt(o.edits)} edits of a 10-block document on lowdb (fsync ${o.fsync ? 'on' : 'off'}), idempotency retention ${o.retentionMs} ms, at most ${o.maxMs / 1000} s, in ${dir}`);

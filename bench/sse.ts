@@ -202,7 +202,9 @@ async function openStreams(ready: Ready, n: number, tally: Tally): Promise<http.
   for (let at = 0; at < n; at += 100) {
     const batch = Array.from({ length: Math.min(100, n - at) }, () =>
       new Promise<void>((done, fail) => {
+        let answered = false;
         const req = http.get(`${ready.url}${ready.streamPath}`, { headers, agent: false }, (res) => {
+          answered = true;
           if (res.statusCode !== 200) return fail(new Error(`stream answered ${res.statusCode}`));
           let rest = '';
           res.setEncoding('latin1');
@@ -218,7 +220,7 @@ async function openStreams(ready: Ready, n: number, tally: Tally): Promise<http.
           res.on('error', () => undefined);
           done();
         });
-        req.on('error', (e) => (reqs.includes(req) ? undefined : fail(e)));
+        req.on('error', (e) => (answered ? undefined : fail(new Error(`an event stream could not open: ${e.message}`, { cause: e }))));
         reqs.push(req);
       }),
     );
