@@ -296,11 +296,13 @@ async function runCase(spec: Spec, clients: number, seconds: number, rate: numbe
 /** Clients the open-file limit allows (each process needs one socket per stream plus some spare). */
 function clientCount(): number {
   const wanted = Number(process.env.KW_SSE_CLIENTS ?? 1000);
+  if (!(Number.isInteger(wanted) && wanted >= 1)) throw new Error(`KW_SSE_CLIENTS must be a positive integer, got ${process.env.KW_SSE_CLIENTS}`);
   const limit = Number(execFileSync('sh', ['-c', 'ulimit -n']).toString().trim());
   if (!Number.isFinite(limit) || wanted + 64 <= limit) {
     console.log(`open-file limit (ulimit -n): ${Number.isFinite(limit) ? limit : 'unlimited'}; ${wanted} streams + 64 spare fit`);
     return wanted;
   }
+  if (limit <= 64) throw new Error(`open-file limit (ulimit -n) is ${limit}: too low for any stream (raise it with ulimit -n 2048)`);
   console.log(`open-file limit (ulimit -n) is ${limit}: using ${limit - 64} streams instead of ${wanted} (raise it with ulimit -n 2048)`);
   return limit - 64;
 }
