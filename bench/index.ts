@@ -10,6 +10,8 @@ import { runMutationBench } from './mutations.ts';
 import { runPeerBench } from './peer-bench.ts';
 import { pathologicalEdits, versionOnlyScaling } from './stress.ts';
 import { runProfileLoop } from './profile-loop.ts';
+import { runSseBench } from './sse.ts';
+import { runSoak } from './soak.ts';
 import { recordTable, writeReport } from './report.ts';
 
 // The HTTP bench forks this same file as its server processes: they must not run the benches.
@@ -29,6 +31,8 @@ if (!process.env.KW_BENCH_SERVER) {
     const cells = rows.map((r) => [r.name, r.requestsPerSec.toFixed(0), r.mbPerSec.toFixed(1), r.ratio === null ? 'baseline' : `${(r.ratio * 100).toFixed(1)}%`]);
     recordTable('HTTP: API vs bare node:http (vs baseline, %)', [['case', 'req/s', 'MB/s', 'vs baseline'], ...cells], 3, 30);
   }
+  if (!only || only === 'sse') await runSseBench();
+  if (only === 'soak') await runSoak();
   if (only === 'profile') await runProfileLoop(Number(args[1] ?? 10), args[2] ?? 'edit', Number(args[3] ?? 3));
   if (reportFile) {
     writeReport(reportFile);
