@@ -12,6 +12,8 @@ import { pathologicalEdits, versionOnlyScaling } from './stress.ts';
 import { runProfileLoop } from './profile-loop.ts';
 import { runSseBench } from './sse.ts';
 import { runSoak } from './soak.ts';
+import { runLibraryBench } from './library.ts';
+import { runSearchBench } from './search.ts';
 import { recordTable, writeReport } from './report.ts';
 
 // The HTTP bench forks this same file as its server processes: they must not run the benches.
@@ -33,6 +35,8 @@ if (!process.env.KW_BENCH_SERVER) {
   }
   if (!only || only === 'sse') await runSseBench();
   if (only === 'soak') await runSoak();
+  if (only === 'library') await runLibraryBench();
+  if (only === 'search') await runSearchBench();
   if (only === 'profile') await runProfileLoop(Number(args[1] ?? 10), args[2] ?? 'edit', Number(args[3] ?? 3));
   if (reportFile) {
     writeReport(reportFile);
