@@ -14,6 +14,7 @@ import { randomIds, refMinter, type IdSource } from './ids.ts';
 import type { Extractor, Fetcher } from './library/capture-port.ts';
 import { createLibraryService, type LibraryOptions, type LibraryService } from './library/service.ts';
 import type { Storage } from './ports.ts';
+import { IdempotencyStore } from './idempotency/idempotency.ts';
 import { createJobsService, type JobsService } from './jobs/service.ts';
 import type { ResearchRunner } from './jobs/runner.ts';
 
@@ -84,7 +85,9 @@ export function createEngine(options: EngineOptions): Engine {
     baseUrl: options.baseUrl ?? '',
     reportError: options.onError ?? logErrorToConsole,
   };
-  const documents = createDocumentsService(deps, { ...options.documents, idempotencyRetentionMs: options.idempotencyRetentionMs });
+  // One idempotency store for every domain: one retention window, one expiry sweep.
+  const idempotency = new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs, onError: deps.reportError });
+  const documents = createDocumentsService(deps, { ...options.documents, idempotency });
   const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
   const activation = createActivation(deps);
   const knowledge = createKnowledgeService(deps);
@@ -92,10 +95,11 @@ export function createEngine(options: EngineOptions): Engine {
     runner: options.runner ?? null,
     documents,
     proposals: knowledge,
+    idempotency,
     onError: (error, jobId) => deps.reportError(error, jobId === null ? 'jobs' : `job ${jobId}`),
   });
   const library = createLibraryService(deps, {
-    idempotencyRetentionMs: options.idempotencyRetentionMs,
+    idempotency,
     ...options.library,
     onError: options.library?.onError ?? ((error) => deps.reportError(error, 'library capture')),
     fetcher: options.fetcher ?? null,

@@ -40,6 +40,8 @@ export interface DocumentsOptions {
   compactEvery?: number;
   /** How long an idempotency record replays (ms); default 24 hours. After it the key is a new intent. */
   idempotencyRetentionMs?: number | undefined;
+  /** The engine's one idempotency store (shared by every domain, one expiry sweep); default: a store of its own. */
+  idempotency?: IdempotencyStore | undefined;
 }
 
 /** The documents service plus lifecycle hooks for the engine. */
@@ -56,7 +58,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     compactEvery: options.compactEvery ?? 4096,
     compactEveryBytes: options.compactEveryBytes ?? 256 * 1024,
   }, deps.reportError);
-  const idem = new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs });
+  const idem = options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs, onError: deps.reportError });
   const versions = new VersionRegistry(deps.storage, cache, deps.sha256);
   const ctx: DocumentsContext = { deps, cache, locks, idem, compactor, versions };
 

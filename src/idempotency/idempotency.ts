@@ -5,10 +5,11 @@
  * @module
  */
 import type { Clock } from '../clock.ts';
+import type { ErrorReporter } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import type { BatchOp, Storage } from '../ports.ts';
-import { ExpirySweeper } from './sweep.ts';
+import { ExpirySweeper, expiryIndex } from './sweep.ts';
 
 /** The storage collection of idempotency records. */
 export const IDEMPOTENCY_COLLECTION = 'idempotency';
@@ -30,6 +31,8 @@ export interface IdempotencyRecord<T = unknown> {
 export interface IdempotencyOptions {
   /** How long a record replays (ms); default {@link DEFAULT_RETENTION_MS}. */
   retentionMs?: number | undefined;
+  /** Where a failed background sweep is reported. */
+  onError?: ErrorReporter | undefined;
 }
 
 /**
@@ -79,7 +82,7 @@ export class IdempotencyStore {
   ) {
     this.retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
     if (!(this.retentionMs > 0)) throw new RangeError('idempotency retention must be a positive number of milliseconds');
-    this.sweeper = new ExpirySweeper(storage, clock, IDEMPOTENCY_COLLECTION, this.retentionMs);
+    this.sweeper = new ExpirySweeper(storage, clock, IDEMPOTENCY_COLLECTION, this.retentionMs, undefined, options.onError);
   }
 
   /**
@@ -136,7 +139,7 @@ export class IdempotencyStore {
   recordOp<T>(scope: string, record: IdempotencyRecord<T>): BatchOp {
     const replaces = this.expired.get(scope);
     if (replaces !== undefined) this.expired.delete(scope);
-    return { kind: 'record.put', collection: IDEMPOTENCY_COLLECTION, key: scope, value: record, expectedRevision: replaces ?? null };
+    return { kind: 'record.put', collection: IDEMPOTENCY_COLLECTION, key: scope, value: record, expectedRevision: replaces ?? null, index: expiryIndex(record.createdAt) };
   }
 
   /** Settles when the background sweep (if any) has settled. */

@@ -4,17 +4,32 @@
  * @module
  */
 import type { Clock } from '../clock.ts';
-import { isStorageConflict, type BatchOp, type Storage } from '../ports.ts';
+import type { ErrorReporter } from '../deps.ts';
+import { isStorageConflict, sortKeyOfTime, type BatchOp, type RecordIndexEntry, type RecordPage, type Storage } from '../ports.ts';
 
-/** Deletes per batch. */
+/** Deletes per batch, and records per page of the expiry listing. */
 const BATCH = 128;
+/** The listing partition that orders records by age, oldest first. */
+export const EXPIRY_PARTITION = 'by-age';
+const LATEST = 16 ** 13 - 1;
 
 /**
- * Sweeps a collection of `{ createdAt }` records: at most once per `everyMs` (default: a 24th of the
- * retention, between 1 minute and 1 hour), the first time on the first write, in the background.
+ * The index entry that lists a record by age, oldest first (listings are newest-first by sort key,
+ * so the key counts down from the end of time).
+ */
+export function expiryIndex(createdAt: number): RecordIndexEntry {
+  return { partition: EXPIRY_PARTITION, sortKey: sortKeyOfTime(LATEST - createdAt) };
+}
+
+/**
+ * Sweeps a collection of `{ createdAt }` records listed by age ({@link expiryIndex}): at most once per
+ * `everyMs` (default: a 24th of the retention, between 1 second and 1 hour), the first time on the
+ * first write, in the background. A sweep reads the oldest records only, and stops at the first one
+ * that has not expired, so it costs what it removes, not the size of the collection.
  * @remarks Each delete carries the revision it saw, so a record replaced since (a key reused after
  * expiry) is kept. A batch that conflicts is retried delete by delete; one that still conflicts is
- * left to the next sweep.
+ * left to the next sweep. The first sweep of a process also scans records stored without the age
+ * listing (written by an older version). A failed sweep is reported and retried at the next interval.
  */
 export class ExpirySweeper {
   private last = -Infinity;
@@ -27,9 +42,11 @@ export class ExpirySweeper {
     private readonly collection: string,
     private readonly retentionMs: number,
     everyMs?: number,
+    private readonly reportError?: ErrorReporter,
   ) {
-    this.everyMs = everyMs ?? Math.min(3600_000, Math.max(60_000, retentionMs / 24));
+    this.everyMs = everyMs ?? Math.min(3600_000, Math.max(1000, retentionMs / 24));
   }
+  private scannedUnlisted = false;
 
   /** Start a sweep when the last one is older than the sweep interval and none is running. */
   maybeSweep(): void {
@@ -39,7 +56,7 @@ export class ExpirySweeper {
     this.running = this.sweep(now)
       .then(
         () => undefined,
-        () => undefined, // a failed sweep is retried at the next interval
+        (error: unknown) => this.reportError?.(error, `expiry sweep of ${this.collection}`), // retried at the next interval
       )
       .finally(() => {
         this.running = null;
@@ -48,12 +65,24 @@ export class ExpirySweeper {
 
   /** Remove every record created at least `retentionMs` before `now`; returns how many. */
   async sweep(now: number): Promise<number> {
-    const records = await this.storage.listRecords<{ createdAt?: unknown }>(this.collection);
     const deletes: BatchOp[] = [];
-    for (const r of records) {
+    const expired = (r: { key: string; revision: number; value: { createdAt?: unknown } }) => {
       const createdAt = r.value?.createdAt;
-      if (typeof createdAt === 'number' && now - createdAt >= this.retentionMs) {
-        deletes.push({ kind: 'record.delete', collection: this.collection, key: r.key, expectedRevision: r.revision });
+      if (typeof createdAt !== 'number' || now - createdAt < this.retentionMs) return false;
+      deletes.push({ kind: 'record.delete', collection: this.collection, key: r.key, expectedRevision: r.revision });
+      return true;
+    };
+    if (!this.scannedUnlisted) {
+      for (const r of await this.storage.listRecords<{ createdAt?: unknown }>(this.collection)) expired(r);
+      this.scannedUnlisted = true;
+    } else {
+      let after: string | null = null;
+      for (;;) {
+        const page: RecordPage<{ createdAt?: unknown }> = await this.storage.listPage(this.collection, EXPIRY_PARTITION, BATCH, after);
+        let younger = false;
+        for (const r of page.records) if (!expired(r)) { younger = true; break; }
+        if (younger || page.next === null) break;
+        after = page.next;
       }
     }
     let removed = 0;

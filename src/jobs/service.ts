@@ -35,7 +35,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
   const runner = options.runner ?? null;
   const onError = options.onError ?? (() => undefined);
   const store = createJobStore(deps);
-  const idem = new IdempotencyStore(deps.storage, deps.clock);
+  const idem = options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { onError: deps.reportError });
   const supervisor = createSupervisor({ deps, store, documents, proposals: options.proposals ?? null }, { runner, onError, extendContext: options.extendContext });
   const recovered = options.recover === false ? Promise.resolve() : supervisor.recover().catch((e: unknown) => onError(e, null));
   const read = (stored: StoredJob): JobRead => ({ job: stored.job, revision: store.revisionOf(stored) });

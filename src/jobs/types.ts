@@ -3,6 +3,7 @@
  * @module
  */
 import type { Actor } from '../deps.ts';
+import type { IdempotencyStore } from '../idempotency/idempotency.ts';
 import type { DocumentRead, DocumentsService, IdempotencyReceipt } from '../documents/types.ts';
 import type { ProposalSink, ResearchRunContext, ResearchRunner } from './runner.ts';
 import type { ResearchJob, ResearchJobEvent, ResearchJobEventPage, ResearchJobPage } from './schemas.ts';
@@ -36,6 +37,8 @@ export interface JobsServiceOptions {
   extendContext?: ((ctx: ResearchRunContext) => ResearchRunContext) | undefined;
   /** Where runs submit knowledge proposals (the engine passes its knowledge service). */
   proposals?: ProposalSink | null | undefined;
+  /** The engine's one idempotency store; default: a store of its own. */
+  idempotency?: IdempotencyStore | undefined;
 }
 
 /** The research-jobs service. */

@@ -50,6 +50,8 @@ export interface LibraryOptions {
   onError?: (error: unknown) => void;
   /** How long a command's idempotency key replays it (ms); default 24 hours, as for every write. */
   idempotencyRetentionMs?: number | undefined;
+  /** The engine's one idempotency store; default: a store of its own. */
+  idempotency?: IdempotencyStore | undefined;
   /** Resume pending captures right away (default true). */
   autoStart?: boolean;
 }
@@ -178,7 +180,7 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
   }, onError);
   const ctx: LibraryContext = {
     deps,
-    idem: new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs }),
+    idem: options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs, onError: deps.reportError }),
     capture,
     queue,
     uploads: {
