@@ -16,6 +16,7 @@
  * the soak measures growth, not the disk; durability costs time, not state).
  * @module
  */
+import { sweepIntervalFor } from '../src/idempotency/sweep.ts';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,8 +59,7 @@ interface LoopResult {
   recordBytes: number;
 }
 
-/** How often src/idempotency/sweep.ts sweeps (its rule, repeated here): max(1 minute, retention / 24), at most an hour. */
-const sweepEvery = (retentionMs: number) => Math.min(3600_000, Math.max(60_000, retentionMs / 24));
+const sweepEvery = sweepIntervalFor;
 
 /** The edit loop: samples after 10,000 edits, every 5% of N and at the end; then a checkpoint (the compacted folder). */
 async function editLoop(dir: string, o: Settings): Promise<LoopResult> {

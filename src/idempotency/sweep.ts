@@ -21,6 +21,11 @@ export function expiryIndex(createdAt: number): RecordIndexEntry {
   return { partition: EXPIRY_PARTITION, sortKey: sortKeyOfTime(LATEST - createdAt) };
 }
 
+/** How often records with this retention are swept by default: a 24th of it, between 1 second and 1 hour. */
+export function sweepIntervalFor(retentionMs: number): number {
+  return Math.min(3600_000, Math.max(1000, retentionMs / 24));
+}
+
 /**
  * Sweeps a collection of `{ createdAt }` records listed by age ({@link expiryIndex}): at most once per
  * `everyMs` (default: a 24th of the retention, between 1 second and 1 hour), the first time on the
@@ -44,7 +49,7 @@ export class ExpirySweeper {
     everyMs?: number,
     private readonly reportError?: ErrorReporter,
   ) {
-    this.everyMs = everyMs ?? Math.min(3600_000, Math.max(1000, retentionMs / 24));
+    this.everyMs = everyMs ?? sweepIntervalFor(retentionMs);
   }
   private scannedUnlisted = false;
 
