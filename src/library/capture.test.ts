@@ -4,27 +4,19 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
-import { alice, backgroundErrors, itemOf, key, libraryEngine, run, saveAndCapture } from '../../fixtures/pages/library-kit.ts';
-import { startPageServer, type PageServer } from '../../fixtures/pages/server.ts';
+import { alice, backgroundErrors, pageServerFor, itemOf, key, libraryEngine, run, saveAndCapture } from '../../fixtures/pages/library-kit.ts';
 import { contentExtractor, nodeFetcher } from '../../adapters/capture/index.ts';
 import { createLibraryService } from './service.ts';
 import type { Fetcher } from './capture-port.ts';
 
-let pages: PageServer;
-test.before(async () => {
-  pages = await startPageServer();
-});
-test.after(async () => {
-  await pages.close();
-  assert.equal(backgroundErrors, [], 'no unexpected background capture error');
-});
+const server = pageServerFor(test);
 
 const failedWith = (item: { capture?: { state: string; reason: { code: string } | null } }) => [item.capture?.state, item.capture?.reason?.code];
 
-test('pages that need a sign-in are kept with capture failed and a reason', async () => {
-  const engine = libraryEngine(pages);
+test('server() that need a sign-in are kept with capture failed and a reason', async () => {
+  const engine = libraryEngine(server());
   for (const path of ['/status/401', '/status/403', '/login.html']) {
-    const item = await saveAndCapture(engine, alice, `${pages.origin}${path}`);
+    const item = await saveAndCapture(engine, alice, `${server().origin}${path}`);
     assert.equal(failedWith(item), ['failed', 'sign-in-required'], path);
     assert.ok(item.capture!.reason!.message.length > 10);
     const page = await run(engine, alice, { type: 'reader-page', sourceId: item.itemId });
@@ -34,18 +26,18 @@ test('pages that need a sign-in are kept with capture failed and a reason', asyn
 });
 
 test('errors, other media types and forbidden redirects fail the capture but keep the item', async () => {
-  const engine = libraryEngine(pages);
+  const engine = libraryEngine(server());
   const cases: [string, string][] = [
     ['/status/404', 'http-error'],
     ['/status/500', 'http-error'],
     ['/data.json', 'unsupported-type'],
     ['/field-guide.epub', 'unsupported-type'],
-    [`/redirect?to=${encodeURIComponent(`http://[::1]:${pages.port}/article.html`)}`, 'forbidden-address'],
-    [`/redirect?to=${encodeURIComponent(`http://127.0.0.2:${pages.port}/article.html`)}`, 'forbidden-address'],
+    [`/redirect?to=${encodeURIComponent(`http://[::1]:${server().port}/article.html`)}`, 'forbidden-address'],
+    [`/redirect?to=${encodeURIComponent(`http://127.0.0.2:${server().port}/article.html`)}`, 'forbidden-address'],
     ['/loop', 'too-many-redirects'],
   ];
   for (const [path, code] of cases) {
-    const item = await saveAndCapture(engine, alice, `${pages.origin}${path}`);
+    const item = await saveAndCapture(engine, alice, `${server().origin}${path}`);
     assert.equal(failedWith(item), ['failed', code], path);
   }
   const listed = await run(engine, alice, { type: 'list', limit: 50 });
@@ -54,32 +46,32 @@ test('errors, other media types and forbidden redirects fail the capture but kee
 });
 
 test('without captureAllowPrivate a loopback page is never fetched; with it, it is', async () => {
-  const strict = libraryEngine(pages, { fetcher: nodeFetcher() });
-  const before = pages.hits.get('/article-77.html') ?? 0;
-  const refused = await saveAndCapture(strict, alice, `${pages.origin}/article-77.html`);
+  const strict = libraryEngine(server(), { fetcher: nodeFetcher() });
+  const before = server().hits.get('/article-77.html') ?? 0;
+  const refused = await saveAndCapture(strict, alice, `${server().origin}/article-77.html`);
   assert.equal(failedWith(refused), ['failed', 'forbidden-address']);
-  assert.is(pages.hits.get('/article-77.html') ?? 0, before);
+  assert.is(server().hits.get('/article-77.html') ?? 0, before);
   await strict.close();
-  const open = libraryEngine(pages, { fetcher: nodeFetcher(), captureAllowPrivate: true });
-  const captured = await saveAndCapture(open, alice, `${pages.origin}/article-77.html`);
+  const open = libraryEngine(server(), { fetcher: nodeFetcher(), captureAllowPrivate: true });
+  const captured = await saveAndCapture(open, alice, `${server().origin}/article-77.html`);
   assert.is(captured.capture?.state, 'ready');
   await open.close();
 });
 
 test('an oversized page is cut and captured partial; a slow page is cut off at the deadline', async () => {
-  const engine = libraryEngine(pages, { library: { maxPageBytes: 32 * 1024, fetchTimeoutMs: 300 } });
-  const big = await saveAndCapture(engine, alice, `${pages.origin}/big.html?kb=1024`);
+  const engine = libraryEngine(server(), { library: { maxPageBytes: 32 * 1024, fetchTimeoutMs: 300 } });
+  const big = await saveAndCapture(engine, alice, `${server().origin}/big.html?kb=1024`);
   assert.equal(failedWith(big), ['partial', 'truncated']);
   const page = await run(engine, alice, { type: 'reader-page', sourceId: big.itemId });
   assert.ok(page.type === 'reader-page' && page.page.capture!.blocks.length > 10);
-  const slow = await saveAndCapture(engine, alice, `${pages.origin}/slow.html?ms=5000`);
+  const slow = await saveAndCapture(engine, alice, `${server().origin}/slow.html?ms=5000`);
   assert.equal(failedWith(slow), ['failed', 'timeout']);
   await engine.close();
 });
 
 test('readable text beyond maxTextLength is cut and the capture is partial', async () => {
-  const engine = libraryEngine(pages, { library: { maxTextLength: 300 } });
-  const item = await saveAndCapture(engine, alice, `${pages.origin}/article.html`);
+  const engine = libraryEngine(server(), { library: { maxTextLength: 300 } });
+  const item = await saveAndCapture(engine, alice, `${server().origin}/article.html`);
   assert.equal(failedWith(item), ['partial', 'truncated']);
   const page = await run(engine, alice, { type: 'reader-page', sourceId: item.itemId });
   const total = page.type === 'reader-page' ? page.page.capture!.blocks.reduce((n, b) => n + b.text.length, 0) : -1;
@@ -88,8 +80,8 @@ test('readable text beyond maxTextLength is cut and the capture is partial', asy
 });
 
 test('without a fetcher, captures fail as not configured', async () => {
-  const engine = libraryEngine(pages, { fetcher: null });
-  const item = await saveAndCapture(engine, alice, `${pages.origin}/article.html`);
+  const engine = libraryEngine(server(), { fetcher: null });
+  const item = await saveAndCapture(engine, alice, `${server().origin}/article.html`);
   assert.equal(failedWith(item), ['failed', 'not-configured']);
   await engine.close();
 });
@@ -110,16 +102,16 @@ test('saved items survive a restart and their pending captures resume on start (
   const dir = await mkdtemp(join(tmpdir(), 'kw-library-'));
   try {
     const hold = stalled();
-    const first = libraryEngine(pages, { fetcher: hold, library: { fetchTimeoutMs: 60_000 } }, await lowdbStorage({ dir }));
+    const first = libraryEngine(server(), { fetcher: hold, library: { fetchTimeoutMs: 60_000 } }, await lowdbStorage({ dir }));
     const saved: string[] = [];
     for (const path of ['/article.html', '/tide-pools.pdf', '/saved-page.html']) {
-      saved.push((await itemOf(first, alice, { type: 'save-link', url: `${pages.origin}${path}`, idempotencyKey: key() })).itemId);
+      saved.push((await itemOf(first, alice, { type: 'save-link', url: `${server().origin}${path}`, idempotencyKey: key() })).itemId);
     }
     await new Promise((r) => setTimeout(r, 20));
     assert.ok(hold.started >= 1);
     await first.close();
 
-    const second = libraryEngine(pages, {}, await lowdbStorage({ dir }));
+    const second = libraryEngine(server(), {}, await lowdbStorage({ dir }));
     await second.library.idle();
     for (const itemId of saved) {
       const item = await itemOf(second, alice, { type: 'get', itemId });
@@ -132,9 +124,9 @@ test('saved items survive a restart and their pending captures resume on start (
 });
 
 test('two library services on one store (two processes) capture a pending link once', async () => {
-  const engine = libraryEngine(pages, { library: { autoStart: false } });
-  const other = createLibraryService(engine.deps, { fetcher: nodeFetcher({ testAllowOrigins: [pages.origin] }), extractor: contentExtractor(), autoStart: false, onError: (e) => backgroundErrors.push(e) });
-  const saved = await itemOf(engine, alice, { type: 'save-link', url: `${pages.origin}/article-31.html`, idempotencyKey: key() });
+  const engine = libraryEngine(server(), { library: { autoStart: false } });
+  const other = createLibraryService(engine.deps, { fetcher: nodeFetcher({ testAllowOrigins: [server().origin] }), extractor: contentExtractor(), autoStart: false, onError: (e) => backgroundErrors.push(e) });
+  const saved = await itemOf(engine, alice, { type: 'save-link', url: `${server().origin}/article-31.html`, idempotencyKey: key() });
   engine.library.start();
   other.start();
   await Promise.all([engine.library.idle(), other.idle()]);
@@ -146,10 +138,10 @@ test('two library services on one store (two processes) capture a pending link o
 });
 
 test('a full queue never blocks saving; overflowing jobs wait in storage and are all captured', async () => {
-  const engine = libraryEngine(pages, { library: { concurrency: 1, queueSize: 2 } });
+  const engine = libraryEngine(server(), { library: { concurrency: 1, queueSize: 2 } });
   const started = Date.now();
   const saved = [];
-  for (let i = 0; i < 12; i++) saved.push(await itemOf(engine, alice, { type: 'save-link', url: `${pages.origin}/article-${i}.html`, idempotencyKey: key() }));
+  for (let i = 0; i < 12; i++) saved.push(await itemOf(engine, alice, { type: 'save-link', url: `${server().origin}/article-${i}.html`, idempotencyKey: key() }));
   assert.ok(saved.every((s) => s.capture?.state === 'pending'));
   assert.ok(Date.now() - started < 2000);
   await engine.library.idle();

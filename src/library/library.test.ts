@@ -1,19 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { alice, backgroundErrors, bob, itemOf, key, libraryEngine, refusal, run, saveAndCapture } from '../../fixtures/pages/library-kit.ts';
-import { startPageServer, type PageServer } from '../../fixtures/pages/server.ts';
+import { alice, pageServerFor, bob, itemOf, key, libraryEngine, refusal, run, saveAndCapture } from '../../fixtures/pages/library-kit.ts';
 import type { ReaderPage } from './reader-page.ts';
 import { selectPassage } from './selection.ts';
 import { manualClock } from '../clock.ts';
 
-let pages: PageServer;
-test.before(async () => {
-  pages = await startPageServer();
-});
-test.after(async () => {
-  await pages.close();
-  assert.equal(backgroundErrors, [], 'no unexpected background capture error');
-});
+const server = pageServerFor(test);
 
 async function readerPage(engine: ReturnType<typeof libraryEngine>, sourceId: string): Promise<ReaderPage> {
   const r = await run(engine, alice, { type: 'reader-page', sourceId });
@@ -22,8 +14,8 @@ async function readerPage(engine: ReturnType<typeof libraryEngine>, sourceId: st
 }
 
 test('save-link stores the item at once as pending; the capture then makes it ready', async () => {
-  const engine = libraryEngine(pages);
-  const saved = await itemOf(engine, alice, { type: 'save-link', url: `${pages.origin}/slow.html?ms=300`, idempotencyKey: key() });
+  const engine = libraryEngine(server());
+  const saved = await itemOf(engine, alice, { type: 'save-link', url: `${server().origin}/slow.html?ms=300`, idempotencyKey: key() });
   assert.is(saved.created, true);
   assert.is(saved.kind, 'source');
   assert.is(saved.capture?.state, 'pending');
@@ -40,8 +32,8 @@ test('save-link stores the item at once as pending; the capture then makes it re
 });
 
 test('an HTML article is captured as readable paragraphs with selection-ready identifiers', async () => {
-  const engine = libraryEngine(pages);
-  const item = await saveAndCapture(engine, alice, `${pages.origin}/article.html`);
+  const engine = libraryEngine(server());
+  const item = await saveAndCapture(engine, alice, `${server().origin}/article.html`);
   assert.is(item.capture?.state, 'ready');
   assert.is(item.title, 'Why rivers meander | Field Journal');
   const page = await readerPage(engine, item.itemId);
@@ -58,8 +50,8 @@ test('an HTML article is captured as readable paragraphs with selection-ready id
 });
 
 test('a PDF is captured with its text', async () => {
-  const engine = libraryEngine(pages);
-  const item = await saveAndCapture(engine, alice, `${pages.origin}/tide-pools.pdf`);
+  const engine = libraryEngine(server());
+  const item = await saveAndCapture(engine, alice, `${server().origin}/tide-pools.pdf`);
   assert.is(item.capture?.state, 'ready');
   assert.is(item.capture?.format, 'pdf');
   const page = await readerPage(engine, item.itemId);
@@ -68,15 +60,15 @@ test('a PDF is captured with its text', async () => {
 });
 
 test('a retry with the same key and command returns the same item; another command on the key conflicts', async () => {
-  const engine = libraryEngine(pages);
+  const engine = libraryEngine(server());
   const k = key();
-  const command = { type: 'save-link', url: `${pages.origin}/article.html`, idempotencyKey: k };
+  const command = { type: 'save-link', url: `${server().origin}/article.html`, idempotencyKey: k };
   const [a, b] = await Promise.all([itemOf(engine, alice, command), itemOf(engine, alice, command)]);
   const c = await itemOf(engine, alice, command);
   assert.is(a.itemId, b.itemId);
   assert.is(a.itemId, c.itemId);
   assert.equal([a.created, b.created, c.created].filter(Boolean).length, 1);
-  const conflict = await refusal(run(engine, alice, { ...command, url: `${pages.origin}/tide-pools.pdf` }));
+  const conflict = await refusal(run(engine, alice, { ...command, url: `${server().origin}/tide-pools.pdf` }));
   assert.is(conflict.code, 'IDEMPOTENCY_CONFLICT');
   await engine.library.idle();
   const listed = await run(engine, alice, { type: 'list' });
@@ -85,8 +77,8 @@ test('a retry with the same key and command returns the same item; another comma
 });
 
 test('items are private to their account', async () => {
-  const engine = libraryEngine(pages);
-  const item = await saveAndCapture(engine, alice, `${pages.origin}/article.html`);
+  const engine = libraryEngine(server());
+  const item = await saveAndCapture(engine, alice, `${server().origin}/article.html`);
   assert.is((await refusal(run(engine, bob, { type: 'get', itemId: item.itemId }))).code, 'NOT_FOUND');
   assert.is((await refusal(run(engine, bob, { type: 'reader-page', sourceId: item.itemId }))).code, 'NOT_FOUND');
   assert.is((await refusal(run(engine, bob, { type: 'create-note', sourceId: item.itemId, markdown: 'mine now', idempotencyKey: key() }))).code, 'NOT_FOUND');
@@ -95,15 +87,15 @@ test('items are private to their account', async () => {
   // The same key in another account is another intent, not a conflict.
   const k = key();
   const mine = await itemOf(engine, alice, { type: 'create-note', sourceId: item.itemId, markdown: 'a', idempotencyKey: k });
-  const theirs = await itemOf(engine, bob, { type: 'save-link', url: `${pages.origin}/article.html`, idempotencyKey: k });
+  const theirs = await itemOf(engine, bob, { type: 'save-link', url: `${server().origin}/article.html`, idempotencyKey: k });
   assert.is.not(mine.itemId, theirs.itemId);
   await engine.library.idle();
   await engine.close();
 });
 
 test('highlights that match are stored; a miss by one character refuses the whole highlight and stores nothing', async () => {
-  const engine = libraryEngine(pages);
-  const source = await saveAndCapture(engine, alice, `${pages.origin}/article.html`);
+  const engine = libraryEngine(server());
+  const source = await saveAndCapture(engine, alice, `${server().origin}/article.html`);
   const page = await readerPage(engine, source.itemId);
   const cap = { captureId: page.capture!.captureId, representationId: page.capture!.representationId, blocks: page.capture!.blocks };
   const first = selectPassage(cap, 'p2', 'oxbow lake')!;
@@ -135,8 +127,8 @@ test('highlights that match are stored; a miss by one character refuses the whol
 });
 
 test('a highlight needs captured text; a pending or failed capture is a conflict', async () => {
-  const engine = libraryEngine(pages);
-  const failed = await saveAndCapture(engine, alice, `${pages.origin}/status/404`);
+  const engine = libraryEngine(server());
+  const failed = await saveAndCapture(engine, alice, `${server().origin}/status/404`);
   const sel = { captureId: `lcap_${'1'.repeat(24)}`, representationId: `lrep_${'1'.repeat(24)}`, blockId: 'p1', start: 0, end: 1, exact: 'S', prefix: '', suffix: '' };
   const r = await refusal(run(engine, alice, { type: 'highlight', sourceId: failed.itemId, selections: [sel], idempotencyKey: key() }));
   assert.is(r.code, 'CONFLICT');
@@ -145,8 +137,8 @@ test('a highlight needs captured text; a pending or failed capture is a conflict
 });
 
 test('notes attach to sources only', async () => {
-  const engine = libraryEngine(pages);
-  const source = await saveAndCapture(engine, alice, `${pages.origin}/article.html`);
+  const engine = libraryEngine(server());
+  const source = await saveAndCapture(engine, alice, `${server().origin}/article.html`);
   const note = await itemOf(engine, alice, { type: 'create-note', sourceId: source.itemId, markdown: 'Compare with **braided** rivers.', idempotencyKey: key() });
   assert.is(note.kind, 'note');
   assert.is(note.markdown, 'Compare with **braided** rivers.');
@@ -158,8 +150,8 @@ test('notes attach to sources only', async () => {
 });
 
 test('set-reading-state needs the current revision; a stale one leaves the item unchanged', async () => {
-  const engine = libraryEngine(pages);
-  const source = await saveAndCapture(engine, alice, `${pages.origin}/article.html`);
+  const engine = libraryEngine(server());
+  const source = await saveAndCapture(engine, alice, `${server().origin}/article.html`);
   const k = key();
   const command = { type: 'set-reading-state', itemId: source.itemId, expectedRevision: source.revision, read: true, archived: true, idempotencyKey: k };
   const updated = await itemOf(engine, alice, command);
@@ -173,13 +165,13 @@ test('set-reading-state needs the current revision; a stale one leaves the item 
   await engine.close();
 });
 
-test('list pages newest first with a cursor bound to the credential', async () => {
+test('list server() newest first with a cursor bound to the credential', async () => {
   const clock = manualClock();
-  const engine = libraryEngine(pages, { clock });
+  const engine = libraryEngine(server(), { clock });
   const ids: string[] = [];
   for (let i = 0; i < 5; i++) {
     clock.advance(1000);
-    const source = await saveAndCapture(engine, alice, `${pages.origin}/article-${i}.html`);
+    const source = await saveAndCapture(engine, alice, `${server().origin}/article-${i}.html`);
     clock.advance(1000);
     ids.push((await itemOf(engine, alice, { type: 'create-note', sourceId: source.itemId, markdown: `n${i}`, idempotencyKey: key() })).itemId);
   }
@@ -203,7 +195,7 @@ test('list pages newest first with a cursor bound to the credential', async () =
 });
 
 test('prepare-import is refused for every ordinary credential, naming the operator migration plan', async () => {
-  const engine = libraryEngine(pages);
+  const engine = libraryEngine(server());
   const r = await refusal(run(engine, alice, { type: 'prepare-import', idempotencyKey: key() }));
   assert.is(r.code, 'FORBIDDEN');
   assert.match(r.message, /operator migration plan/);

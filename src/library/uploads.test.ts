@@ -1,20 +1,13 @@
 import { createHash } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { alice, backgroundErrors, bob, itemOf, key, libraryEngine, refusal, run } from '../../fixtures/pages/library-kit.ts';
-import { pageBytes, startPageServer, type PageServer } from '../../fixtures/pages/server.ts';
+import { alice, pageServerFor, bob, itemOf, key, libraryEngine, refusal, run } from '../../fixtures/pages/library-kit.ts';
+import { pageBytes } from '../../fixtures/pages/server.ts';
 import { manualClock } from '../clock.ts';
 import type { Engine } from '../engine.ts';
 import type { PreparedUpload } from './uploads.ts';
 
-let pages: PageServer;
-test.before(async () => {
-  pages = await startPageServer();
-});
-test.after(async () => {
-  await pages.close();
-  assert.equal(backgroundErrors, [], 'no unexpected background capture error');
-});
+const server = pageServerFor(test);
 
 async function prepare(engine: Engine, fileName: string, contentType: string, byteLength: number): Promise<PreparedUpload> {
   const r = await run(engine, alice, { type: 'prepare-upload', fileName, contentType, byteLength, idempotencyKey: key() });
@@ -25,7 +18,7 @@ async function prepare(engine: Engine, fileName: string, contentType: string, by
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 test('a PDF and a saved HTML page upload in two steps and are captured like links', async () => {
-  const engine = libraryEngine(pages);
+  const engine = libraryEngine(server());
   for (const [file, type, format, text] of [
     ['tide-pools.pdf', 'application/pdf', 'pdf', /Barnacles filter plankton/],
     ['saved-page.html', 'text/html', 'html', /Feed the starter the evening before baking/],
@@ -50,7 +43,7 @@ test('a PDF and a saved HTML page upload in two steps and are captured like link
 });
 
 test('EPUB is refused: when declared, and by its content when declared as PDF', async () => {
-  const engine = libraryEngine(pages);
+  const engine = libraryEngine(server());
   const epub = pageBytes('field-guide.epub');
   const declared = await refusal(run(engine, alice, { type: 'prepare-upload', fileName: 'guide.epub', contentType: 'application/epub+zip', byteLength: epub.length, idempotencyKey: key() }));
   assert.equal([declared.code, declared.fields], ['INVALID_REQUEST', ['contentType']]);
@@ -69,7 +62,7 @@ test('EPUB is refused: when declared, and by its content when declared as PDF', 
 });
 
 test('finish checks what arrived: missing bytes, short bytes, wrong checksum; PUT refuses extra bytes', async () => {
-  const engine = libraryEngine(pages);
+  const engine = libraryEngine(server());
   const pdf = pageBytes('tide-pools.pdf');
   const upload = await prepare(engine, 'a.pdf', 'application/pdf', pdf.length);
   const finish = (extra: object = {}) => run(engine, alice, { type: 'finish-upload', uploadId: upload.uploadId, idempotencyKey: key(), ...extra });
@@ -87,7 +80,7 @@ test('finish checks what arrived: missing bytes, short bytes, wrong checksum; PU
 
 test('uploads are private, bounded in size and expire', async () => {
   const clock = manualClock();
-  const engine = libraryEngine(pages, { clock, library: { maxUploadBytes: 1000, uploadTtlMs: 60_000 } });
+  const engine = libraryEngine(server(), { clock, library: { maxUploadBytes: 1000, uploadTtlMs: 60_000 } });
   const tooBig = await refusal(run(engine, alice, { type: 'prepare-upload', fileName: 'big.pdf', contentType: 'application/pdf', byteLength: 1001, idempotencyKey: key() }));
   assert.equal(tooBig.fields, ['byteLength']);
   assert.equal((await refusal(run(engine, alice, { type: 'prepare-upload', fileName: 'x.zip', contentType: 'application/zip', byteLength: 10, idempotencyKey: key() }))).fields, ['contentType']);

@@ -4,17 +4,10 @@
  * @module
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { Handler } from '../../src/api/types.ts';
+import type { Handler, PlainRequest } from '../../src/api/types.ts';
 
 /** A request as it crosses the boundary: a {@link PlainRequest} without its signal (aborts travel as messages). */
-export interface WireRequest {
-  method: string;
-  url: string;
-  headers: Record<string, string>;
-  body: Uint8Array | null;
-  bodyTooLarge?: boolean;
-  remoteAddress?: string;
-}
+export type WireRequest = Omit<PlainRequest, 'signal'>;
 
 /** Host → worker. */
 export type HostMessage =
