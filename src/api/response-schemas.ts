@@ -12,6 +12,7 @@
 import * as v from 'valibot';
 import { PrincipalSchema } from '../auth/principal-schema.ts';
 import { LibraryCommandSchema } from '../library/schemas.ts';
+import { LibraryItemSchema, LibraryResultSchema, ReceivedUploadSchema } from '../library/result-schemas.ts';
 import {
   PublicArtifactRefSchema,
   PublicArtifactSchema,
@@ -129,6 +130,8 @@ export const ProposalSubmissionEnvelopeSchema = envelope(ProposalSubmissionResul
 export const PublicArtifactEnvelopeSchema = envelope(PublicArtifactSchema, 'A released public projection at an exact revision.');
 export const SearchPageEnvelopeSchema = envelope(SearchPageSchema, 'Search results, best match first.');
 export const ReviewEnvelopeSchema = envelope(ReviewSchema, 'Review metadata.');
+export const LibraryResultEnvelopeSchema = envelope(LibraryResultSchema, 'The result of a library command: the item(s), the reader page or the prepared upload, by command type.');
+export const ReceivedUploadEnvelopeSchema = envelope(ReceivedUploadSchema, 'What the upload received: its size and SHA-256.');
 export const OpaqueEnvelopeSchema = envelope(OpaqueObjectSchema, 'A success envelope whose data the contract does not show.');
 
 /**
@@ -190,4 +193,8 @@ export const responseComponents = {
   SearchPageEnvelope: SearchPageEnvelopeSchema,
   ReviewEnvelope: ReviewEnvelopeSchema,
   OpaqueEnvelope: OpaqueEnvelopeSchema,
+  LibraryItem: LibraryItemSchema,
+  LibraryResult: LibraryResultSchema,
+  LibraryResultEnvelope: LibraryResultEnvelopeSchema,
+  ReceivedUploadEnvelope: ReceivedUploadEnvelopeSchema,
 } as const;

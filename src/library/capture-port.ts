@@ -6,18 +6,20 @@
  */
 
 /** Why a capture failed; stored on the item as `capture.reason.code`. */
-export type CaptureFailureCode =
-  | 'forbidden-address'
-  | 'bad-url'
-  | 'too-many-redirects'
-  | 'timeout'
-  | 'network'
-  | 'sign-in-required'
-  | 'http-error'
-  | 'unsupported-type'
-  | 'too-large'
-  | 'extract-failed'
-  | 'not-configured';
+export const CAPTURE_FAILURE_CODES = [
+  'forbidden-address',
+  'bad-url',
+  'too-many-redirects',
+  'timeout',
+  'network',
+  'sign-in-required',
+  'http-error',
+  'unsupported-type',
+  'too-large',
+  'extract-failed',
+  'not-configured',
+] as const;
+export type CaptureFailureCode = (typeof CAPTURE_FAILURE_CODES)[number];
 
 /**
  * A capture that could not be made, with a stable code. Recognised by `name`.

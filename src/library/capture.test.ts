@@ -8,12 +8,13 @@ import { alice, backgroundErrors, pageServerFor, itemOf, key, libraryEngine, run
 import { contentExtractor, nodeFetcher } from '../../adapters/capture/index.ts';
 import { createLibraryService } from './service.ts';
 import type { Fetcher } from './capture-port.ts';
+import type { LibraryItem } from './result-schemas.ts';
 
 const server = pageServerFor(test);
 
-const failedWith = (item: { capture?: { state: string; reason: { code: string } | null } }) => [item.capture?.state, item.capture?.reason?.code];
+const failedWith = (item: LibraryItem) => [item.capture?.state, item.capture?.reason?.code];
 
-test('server() that need a sign-in are kept with capture failed and a reason', async () => {
+test('pages that need a sign-in are kept with capture failed and a reason', async () => {
   const engine = libraryEngine(server());
   for (const path of ['/status/401', '/status/403', '/login.html']) {
     const item = await saveAndCapture(engine, alice, `${server().origin}${path}`);

@@ -165,7 +165,7 @@ test('set-reading-state needs the current revision; a stale one leaves the item 
   await engine.close();
 });
 
-test('list server() newest first with a cursor bound to the credential', async () => {
+test('list pages newest first with a cursor bound to the credential', async () => {
   const clock = manualClock();
   const engine = libraryEngine(server(), { clock });
   const ids: string[] = [];

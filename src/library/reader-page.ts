@@ -3,33 +3,15 @@
  * offset a client needs to build a highlight selection.
  * @module
  */
+import type { ReaderPage } from './result-schemas.ts';
 import type { Actor } from '../deps.ts';
 import { invalid } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
 import { loadItem, type LibraryContext } from './context.ts';
-import { Collections, accountKey, toLibraryItem, type CaptureRecord, type ItemRecord, type LibraryItem } from './records.ts';
+import { Collections, accountKey, toLibraryItem, type CaptureRecord, type ItemRecord } from './records.ts';
 import { codePointLength } from './schemas.ts';
 
-/** One block of a reader page. `length` is the block text's length in code points (selection offsets count code points). */
-export interface ReaderBlock {
-  blockId: string;
-  text: string;
-  length: number;
-}
-
-/** A reader page. `capture` is null while the capture is pending or when it failed (see `source.capture`). */
-export interface ReaderPage {
-  source: LibraryItem;
-  capture: {
-    captureId: string;
-    representationId: string;
-    format: 'html' | 'pdf';
-    url: string;
-    title: string | null;
-    byline: string | null;
-    blocks: ReaderBlock[];
-  } | null;
-}
+export type { ReaderBlock, ReaderPage } from './result-schemas.ts';
 
 /** Load a source item (not a highlight or note), or refuse naming the field. */
 export async function loadSource(ctx: LibraryContext, actor: Actor, sourceId: string): Promise<StoredRecord<ItemRecord>> {

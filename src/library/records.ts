@@ -10,6 +10,7 @@ import { isoTimestamp } from '../clock.ts';
 import { sortKeyOfTime, type BatchOp, type RecordIndexEntry, type StoredRecord } from '../ports.ts';
 import type { CaptureFailureCode } from './capture-port.ts';
 import type { Selection } from './schemas.ts';
+import type { LibraryItem } from './result-schemas.ts';
 
 /** Storage collections of the library. */
 export const Collections = {
@@ -141,32 +142,7 @@ export function itemPutOp(item: ItemRecord, expectedRevision: number | null): Ba
   return { kind: 'record.put', collection: Collections.items, key: accountKey(item.accountId, item.itemId), value: item, expectedRevision, index: itemIndex(item) };
 }
 
-/** A library item as clients see it. */
-export interface LibraryItem {
-  itemId: string;
-  kind: 'source' | 'highlight' | 'note';
-  revision: number;
-  createdAt: string;
-  updatedAt: string;
-  read: boolean;
-  archived: boolean;
-  url?: string;
-  origin?: 'link' | 'upload';
-  uploadId?: string;
-  fileName?: string;
-  title?: string | null;
-  capture?: {
-    state: CaptureState;
-    reason: CaptureReason | null;
-    captureId: string | null;
-    representationId: string | null;
-    format: 'html' | 'pdf' | null;
-    capturedAt: string | null;
-  };
-  sourceId?: string;
-  selections?: Selection[];
-  markdown?: string;
-}
+export type { LibraryItem } from './result-schemas.ts';
 
 /** The public view of a stored item. */
 export function toLibraryItem(stored: StoredRecord<ItemRecord>): LibraryItem {

@@ -8,6 +8,7 @@
 import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { MAX_UPLOAD_BODY } from '../limits.ts';
+import type { LibraryResult } from './result-schemas.ts';
 import type { RecordPage } from '../ports.ts';
 import { IdempotencyStore } from '../idempotency/idempotency.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -17,10 +18,10 @@ import { runCaptureJob } from './capture-runner.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
 import { createNote, highlight, setReadingState } from './item-writes.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
-import { readerPage, type ReaderPage } from './reader-page.ts';
-import { Collections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord, type LibraryItem } from './records.ts';
+import { readerPage } from './reader-page.ts';
+import { Collections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord } from './records.ts';
 import { LibraryCommandSchema, requiredScope, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
-import { finishUpload, prepareUpload, putUploadBytes, type PreparedUpload, type ReceivedUpload } from './uploads.ts';
+import { finishUpload, prepareUpload, putUploadBytes, type ReceivedUpload } from './uploads.ts';
 
 export { requiredScope };
 
@@ -56,13 +57,7 @@ export interface LibraryOptions {
   autoStart?: boolean;
 }
 
-/** The answer of each command type. */
-export type LibraryResult =
-  | { type: 'save-link' | 'highlight' | 'create-note' | 'set-reading-state' | 'finish-upload'; item: LibraryItem; created: boolean }
-  | { type: 'get'; item: LibraryItem }
-  | { type: 'list'; items: LibraryItem[]; nextCursor: string | null }
-  | { type: 'reader-page'; page: ReaderPage }
-  | { type: 'prepare-upload'; upload: PreparedUpload; created: boolean };
+export type { LibraryResult } from './result-schemas.ts';
 
 /** The library service. */
 export interface LibraryService {

@@ -4,6 +4,7 @@
  * HTML become sources captured like links; EPUB and everything else is refused.
  * @module
  */
+import type { PreparedUpload, ReceivedUpload } from './result-schemas.ts';
 import { isoTimestamp } from '../clock.ts';
 import type { Actor } from '../deps.ts';
 import { ServiceError, invalid, notFound } from '../errors.ts';
@@ -19,23 +20,8 @@ const SNIFF_BYTES = 64 * 1024;
 /** Declared media types prepare-upload accepts (the content is checked again at finish). */
 const DECLARED_TYPES = new Set(['application/pdf', 'text/html', 'application/xhtml+xml']);
 
-/** Where and how to send an upload's bytes. */
-export interface PreparedUpload {
-  uploadId: string;
-  method: 'PUT';
-  /** Path of the PUT, relative to the service's base URL. */
-  path: string;
-  /** The body must be exactly this many bytes (the byteLength declared). */
-  byteLength: number;
-  expiresAt: string;
-}
+export type { PreparedUpload, ReceivedUpload } from './result-schemas.ts';
 
-/** What {@link putUploadBytes} received. */
-export interface ReceivedUpload {
-  uploadId: string;
-  receivedBytes: number;
-  sha256: string;
-}
 
 function view(ctx: LibraryContext, u: UploadRecord): PreparedUpload {
   return { uploadId: u.uploadId, method: 'PUT', path: ctx.uploads.pathTemplate.replace('{uploadId}', u.uploadId), byteLength: u.byteLength, expiresAt: isoTimestamp(u.expiresAt) };

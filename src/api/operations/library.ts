@@ -13,7 +13,7 @@ import { ok } from '../envelope.ts';
 import { defineOperation } from '../registry/operation.ts';
 import { pathId } from '../registry/params.ts';
 import { LibraryCommandSchema } from '../../library/schemas.ts';
-import { OpaqueEnvelopeSchema } from '../response-schemas.ts';
+import { LibraryResultEnvelopeSchema, ReceivedUploadEnvelopeSchema } from '../response-schemas.ts';
 
 const actorOf = (ctx: RequestContext) => ctx.credential!.actor;
 
@@ -40,8 +40,8 @@ export const libraryCommand = defineOperation({
   charge: 'before',
   input: { body: { schema: LibraryCommandSchema, component: 'LibraryCommand' } },
   responses: {
-    200: { description: 'The command result (a read, or a retried write).', json: OpaqueEnvelopeSchema },
-    201: { description: 'A new item or upload was stored.', json: OpaqueEnvelopeSchema },
+    200: { description: 'The command result (a read, or a retried write).', json: LibraryResultEnvelopeSchema },
+    201: { description: 'A new item or upload was stored.', json: LibraryResultEnvelopeSchema },
     400: { description: 'INVALID_REQUEST: bad command; a selection that does not match the saved text (nothing stored).' },
     404: { description: 'NOT_FOUND: unknown item, source or upload.' },
     409: { description: 'IDEMPOTENCY_CONFLICT: the key is bound to another command; CONFLICT: the current state does not allow the command.' },
@@ -73,7 +73,7 @@ export const putUploadBytes = defineOperation({
     bytes: { description: 'The file, exactly as it should be stored.', maxBytes: MAX_UPLOAD_BODY },
   },
   responses: {
-    200: { description: 'The bytes were received: their size and SHA-256.', json: OpaqueEnvelopeSchema },
+    200: { description: 'The bytes were received: their size and SHA-256.', json: ReceivedUploadEnvelopeSchema },
     400: { description: 'INVALID_REQUEST: more bytes than prepared, or over the upload limit.' },
     404: { description: 'NOT_FOUND: unknown or expired upload, or one of another account.' },
     409: { description: 'CONFLICT: the upload was already finished.' },
