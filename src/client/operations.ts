@@ -22,7 +22,8 @@ import {
   DocumentEnvelopeSchema,
   DocumentMutationEnvelopeSchema,
   DocumentPageEnvelopeSchema,
-  OpaqueEnvelopeSchema,
+  LibraryResultEnvelopeSchema,
+  ReceivedUploadEnvelopeSchema,
   PrincipalEnvelopeSchema,
   ProposalSubmissionEnvelopeSchema,
   PublicArtifactEnvelopeSchema,
@@ -51,8 +52,8 @@ export interface OperationTypes {
   getPublicArtifact: { def: typeof readPublicArtifact; ok: typeof PublicArtifactEnvelopeSchema };
   getReview: { def: typeof readReview; ok: typeof ReviewEnvelopeSchema };
   search: { def: typeof search; ok: typeof SearchPageEnvelopeSchema };
-  libraryCommand: { def: typeof libraryCommand; ok: typeof OpaqueEnvelopeSchema };
-  putLibraryUpload: { def: typeof putUploadBytes; ok: typeof OpaqueEnvelopeSchema };
+  libraryCommand: { def: typeof libraryCommand; ok: typeof LibraryResultEnvelopeSchema };
+  putLibraryUpload: { def: typeof putUploadBytes; ok: typeof ReceivedUploadEnvelopeSchema };
   getOpenApi: { def: typeof getOpenApi; ok: v.GenericSchema<unknown> };
 }
 
@@ -76,8 +77,8 @@ export const SUCCESS_SCHEMAS: { readonly [K in OperationId]: readonly v.GenericS
   getPublicArtifact: [PublicArtifactEnvelopeSchema],
   getReview: [ReviewEnvelopeSchema],
   search: [SearchPageEnvelopeSchema],
-  libraryCommand: [OpaqueEnvelopeSchema],
-  putLibraryUpload: [OpaqueEnvelopeSchema],
+  libraryCommand: [LibraryResultEnvelopeSchema],
+  putLibraryUpload: [ReceivedUploadEnvelopeSchema],
   getOpenApi: [],
 };
 
