@@ -259,6 +259,11 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
       response.headers['content-length'] = String(typeof b === 'string' ? utf8Length(b) : b.byteLength);
       delete response.body;
     }
+    if (ctx.request.method === 'HEAD' && response.stream !== undefined) {
+      // A HEAD of an event stream answers its headers only; the stream never starts.
+      void (response.stream as AsyncGenerator<unknown>).return?.(undefined);
+      delete response.stream;
+    }
     return response;
   }
 

@@ -148,6 +148,11 @@ test('a job over HTTP: start, replay, read with ETag, live SSE, JSON pages, repo
     const after2 = await s.req(`/api/v1/research-jobs/${job.jobId}/events?after=2`, { token });
     assert.is(after2.json.data.items[0].eventId, '3');
 
+    const head = await s.req(`/api/v1/research-jobs/${job.jobId}/events?after=0`, { method: 'HEAD', token, headers: { accept: 'text/event-stream' } });
+    assert.is(head.status, 200);
+    assert.match(String(head.headers['content-type']), /^text\/event-stream/);
+    assert.is(head.text, '', 'a HEAD of a stream has no body');
+
     const last = live.at(-1)!.id;
     const done = await s.req(`/api/v1/research-jobs/${job.jobId}/events`, { token, headers: { accept: 'text/event-stream', 'last-event-id': last } });
     assert.is(done.status, 204);
