@@ -35,7 +35,7 @@ function source() {
   };
 }
 
-async function collect(stream: AsyncGenerator<Uint8Array>): Promise<string> {
+async function collect(stream: AsyncIterable<Uint8Array>): Promise<string> {
   let text = '';
   for await (const chunk of stream) text += decoder.decode(chunk);
   return text;

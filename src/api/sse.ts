@@ -2,6 +2,11 @@
  * Server-Sent Events framing for the research-job event stream: `retry: 5000` first, one frame per
  * event (`id:`, `event: research-job`, one `data:` JSON line), `: keep-alive` comments while idle, and
  * the three closing rules (after a terminal event, after `maxEvents` events, after `maxMs`).
+ *
+ * Built for fan-out: a source pushes frames that were encoded once for all streams
+ * ({@link frameCache}), a stream hands queued chunks to its reader without an async generator per
+ * frame, one shared ticker per keep-alive interval serves every idle stream (no timer per frame),
+ * and a backed-up stream pauses its source instead of queueing without bound.
  * @module
  */
 
@@ -24,79 +29,309 @@ export interface SseEvent {
   terminal: boolean;
 }
 
+/** One encoded frame. */
+export interface SseFrame {
+  bytes: Uint8Array;
+  terminal: boolean;
+}
+
+/** Frames of consecutive events and all of them joined into one chunk. */
+export interface SseBatch {
+  frames: readonly SseFrame[];
+  bytes: Uint8Array;
+}
+
+/** What a stream controls of its source. */
+export interface SseSource {
+  /** The stream closed (any closing rule, the client gone): stop for good. */
+  close(): void;
+  /** The stream's reader is behind: stop pushing until {@link resume}. */
+  pause?(): void;
+  resume?(): void;
+}
+
 const encoder = new TextEncoder();
+const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
+/** A stream with this many bytes waiting for its reader pauses its source; it resumes once they are read. */
+const HIGH_WATER = 64 * 1024;
 
 /** The frame of one event. `json` is one line (JSON.stringify never emits raw newlines). */
 export function sseFrame(event: SseEvent): string {
   return `id: ${event.id}\nevent: research-job\ndata: ${event.json}\n\n`;
 }
 
+/** Encode one event's frame. */
+export function encodeFrame(event: SseEvent): SseFrame {
+  return { bytes: encoder.encode(sseFrame(event)), terminal: event.terminal };
+}
+
+function join(chunks: readonly Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!;
+  let size = 0;
+  for (const chunk of chunks) size += chunk.byteLength;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
 /**
- * Frame `events` as an SSE byte stream.
+ * A memo that frames each event object once and joins each batch array once, however many streams
+ * receive them (sources hand the same objects and arrays to every stream). Entries live as long as
+ * the events and batches do.
+ */
+export function frameCache<E extends object>(toEvent: (event: E) => SseEvent): (batch: readonly E[]) => SseBatch {
+  const frames = new WeakMap<E, SseFrame>();
+  const batches = new WeakMap<readonly E[], SseBatch>();
+  const frameOf = (event: E): SseFrame => {
+    let frame = frames.get(event);
+    if (!frame) frames.set(event, (frame = encodeFrame(toEvent(event))));
+    return frame;
+  };
+  return (batch) => {
+    let out = batches.get(batch);
+    if (!out) {
+      const list = batch.map(frameOf);
+      batches.set(batch, (out = { frames: list, bytes: join(list.map((f) => f.bytes)) }));
+    }
+    return out;
+  };
+}
+
+/** Streams sharing one keep-alive interval, checked by one timer. */
+class Ticker {
+  readonly streams = new Set<SseStream>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+  constructor(
+    private readonly keepAliveMs: number,
+    private readonly onEmpty: () => void,
+  ) {}
+  add(stream: SseStream): void {
+    this.streams.add(stream);
+    if (this.timer) return;
+    // A quarter of the interval: a comment goes out between 1 and 1.25 silences after the last write.
+    this.timer = setInterval(() => {
+      for (const s of this.streams) s.tick();
+    }, Math.max(1, Math.floor(this.keepAliveMs / 4)));
+    (this.timer as { unref?: () => void }).unref?.();
+  }
+  remove(stream: SseStream): void {
+    if (!this.streams.delete(stream) || this.streams.size > 0) return;
+    clearInterval(this.timer!);
+    this.timer = null;
+    this.onEmpty();
+  }
+}
+
+const tickers = new Map<number, Ticker>();
+
+function tickerFor(keepAliveMs: number): Ticker {
+  let ticker = tickers.get(keepAliveMs);
+  if (!ticker) tickers.set(keepAliveMs, (ticker = new Ticker(keepAliveMs, () => tickers.delete(keepAliveMs))));
+  return ticker;
+}
+
+/**
+ * One event-stream connection as an async iterator of byte chunks: a source pushes frame batches,
+ * the reader (the transport) takes whatever is queued as one chunk per `next()`. Opens with `retry:`;
+ * closes after a terminal frame, after `maxEvents` frames, after `maxMs`, when the client signal
+ * aborts, or when the reader returns; closing releases the timers and closes the source at once.
+ */
+export class SseStream implements AsyncIterableIterator<Uint8Array> {
+  private queue: Uint8Array[] = [];
+  private queued = 0;
+  private waiter: ((result: IteratorResult<Uint8Array>) => void) | null = null;
+  private failWaiter: ((error: unknown) => void) | null = null;
+  private failure: { cause: unknown } | null = null;
+  private closed = false;
+  private paused = false;
+  private sent = 0;
+  private lastWrite: number;
+  private source: SseSource | null = null;
+  private readonly keepAliveMs: number;
+  private readonly maxEvents: number;
+  private readonly deadline: ReturnType<typeof setTimeout>;
+  private readonly ticker: Ticker;
+  private readonly onAbort = () => this.stop(true);
+
+  constructor(
+    limits: SseLimits = {},
+    private readonly clientSignal?: AbortSignal,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.keepAliveMs = limits.keepAliveMs ?? 15_000;
+    this.maxEvents = limits.maxEvents ?? 1024;
+    this.lastWrite = now();
+    this.enqueue(encoder.encode(`retry: ${limits.retryMs ?? 5000}\n\n`));
+    this.deadline = setTimeout(() => this.stop(false), limits.maxMs ?? 20_000);
+    this.ticker = tickerFor(this.keepAliveMs);
+    this.ticker.add(this);
+    if (clientSignal?.aborted) this.stop(true);
+    else clientSignal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Attach the source; a stream already closed closes it at once. */
+  bind(source: SseSource): void {
+    if (this.closed) source.close();
+    else {
+      this.source = source;
+      if (this.paused) source.pause?.();
+    }
+  }
+
+  /** Queue frames (of events after the ones before); closes after a terminal frame or `maxEvents`. */
+  push(batch: SseBatch): void {
+    if (this.closed) return;
+    const { frames } = batch;
+    let take = Math.min(frames.length, this.maxEvents - this.sent);
+    for (let i = 0; i < take; i++) if (frames[i]!.terminal) take = i + 1;
+    this.sent += take;
+    this.enqueue(take === frames.length ? batch.bytes : join(frames.slice(0, take).map((f) => f.bytes)));
+    if (this.sent >= this.maxEvents || frames[take - 1]?.terminal) this.stop(false);
+  }
+
+  /** The source has nothing more: close once the queue is read. */
+  end(): void {
+    this.stop(false);
+  }
+
+  /** The source failed: the reader gets what is queued, then the error. */
+  fail(cause: unknown): void {
+    if (this.closed) return;
+    this.failure = { cause };
+    this.stop(false);
+  }
+
+  /** Called by the shared ticker: a keep-alive comment after `keepAliveMs` of silence. */
+  tick(): void {
+    if (!this.closed && this.now() - this.lastWrite >= this.keepAliveMs) this.enqueue(KEEP_ALIVE);
+  }
+
+  next(): Promise<IteratorResult<Uint8Array>> {
+    if (this.queue.length > 0) {
+      const value = join(this.queue);
+      this.queue = [];
+      this.queued = 0;
+      if (this.paused && !this.closed) {
+        this.paused = false;
+        this.source?.resume?.();
+      }
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.failure) {
+      const { cause } = this.failure;
+      this.failure = null;
+      return Promise.reject(cause);
+    }
+    if (this.closed) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve, reject) => {
+      this.waiter = resolve;
+      this.failWaiter = reject;
+    });
+  }
+
+  return(): Promise<IteratorResult<Uint8Array>> {
+    this.stop(true);
+    return Promise.resolve({ value: undefined, done: true });
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  private enqueue(chunk: Uint8Array): void {
+    this.lastWrite = this.now();
+    const waiter = this.waiter;
+    if (waiter) {
+      this.waiter = this.failWaiter = null;
+      waiter({ value: chunk, done: false });
+      return;
+    }
+    this.queue.push(chunk);
+    this.queued += chunk.byteLength;
+    if (!this.paused && this.queued >= HIGH_WATER) {
+      this.paused = true;
+      this.source?.pause?.();
+    }
+  }
+
+  /** Close: release everything now; `drop` also discards what the reader has not taken (it is gone). */
+  private stop(drop: boolean): void {
+    if (drop) {
+      this.queue = [];
+      this.queued = 0;
+      this.failure = null;
+    }
+    if (!this.closed) {
+      this.closed = true;
+      clearTimeout(this.deadline);
+      this.ticker.remove(this);
+      this.clientSignal?.removeEventListener('abort', this.onAbort);
+      this.source?.close();
+      this.source = null;
+    }
+    if (this.waiter && this.queue.length === 0) {
+      const [waiter, failWaiter, failure] = [this.waiter, this.failWaiter!, this.failure];
+      this.waiter = this.failWaiter = null;
+      this.failure = null;
+      if (failure) failWaiter(failure.cause);
+      else waiter({ value: undefined, done: true });
+    }
+  }
+}
+
+/**
+ * Frame a pull source as an SSE stream (for sources that are async iterators; job event streams use
+ * {@link SseStream} with a pushing feed instead).
  * @param open - opens the source: an async iterator that yields events as they happen and ends when
- *   the signal it was given aborts. It is asked for the next event while a timer runs, so an idle
- *   source still gets keep-alives. The signal aborts when the stream closes for any reason (a limit,
- *   the terminal event, the client gone).
+ *   the signal it was given aborts. The signal aborts when the stream closes for any reason (a limit,
+ *   the terminal event, the client gone). It is pulled only while the stream's reader keeps up.
  * @param clientSignal - aborted when the client disconnects.
  * @param now - the clock (ms), injectable for tests.
  */
-export async function* sseStream(
+export function sseStream(
   open: (signal: AbortSignal) => AsyncIterator<SseEvent>,
   clientSignal: AbortSignal | undefined,
   limits: SseLimits = {},
   now: () => number = Date.now,
-): AsyncGenerator<Uint8Array> {
+): SseStream {
   const controller = new AbortController();
-  const signal = controller.signal;
-  const forward = () => controller.abort();
-  if (clientSignal?.aborted) controller.abort();
-  else clientSignal?.addEventListener('abort', forward, { once: true });
-  const events = open(signal);
-  const keepAliveMs = limits.keepAliveMs ?? 15_000;
-  const maxEvents = limits.maxEvents ?? 1024;
-  const deadline = now() + (limits.maxMs ?? 20_000);
-  let sent = 0;
-  let pending: Promise<IteratorResult<SseEvent>> | null = null;
-  yield encoder.encode(`retry: ${limits.retryMs ?? 5000}\n\n`);
-  try {
-    while (!signal.aborted) {
-      const left = deadline - now();
-      if (left <= 0) return;
-      pending ??= events.next();
-      const tick = await raceWithTimer(pending, Math.min(keepAliveMs, left), signal);
-      if (tick === 'aborted') return;
-      if (tick === 'timeout') {
-        if (deadline - now() <= 0) return;
-        yield encoder.encode(': keep-alive\n\n');
-        continue;
-      }
-      pending = null;
-      if (tick.done) return;
-      yield encoder.encode(sseFrame(tick.value));
-      sent++;
-      if (tick.value.terminal || sent >= maxEvents) return;
-    }
-  } finally {
-    clientSignal?.removeEventListener('abort', forward);
-    controller.abort(); // ends the source; a next() still pending settles into nothing
-    pending?.catch(() => undefined);
-  }
-}
-
-function raceWithTimer<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promise<T | 'timeout' | 'aborted'> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish('timeout'), ms);
-    const onAbort = () => finish('aborted');
-    signal.addEventListener('abort', onAbort, { once: true });
-    function finish(value: T | 'timeout' | 'aborted') {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      resolve(value);
-    }
-    promise.then(finish, (error: unknown) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      reject(error);
-    });
+  const stream = new SseStream(limits, clientSignal, now);
+  let resumed: (() => void) | null = null;
+  let paused = false;
+  stream.bind({
+    close: () => {
+      controller.abort();
+      resumed?.();
+    },
+    pause: () => void (paused = true),
+    resume: () => {
+      paused = false;
+      resumed?.();
+    },
   });
+  if (controller.signal.aborted) return stream;
+  const events = open(controller.signal);
+  void (async () => {
+    try {
+      while (!controller.signal.aborted) {
+        if (paused) {
+          await new Promise<void>((resolve) => (resumed = resolve));
+          resumed = null;
+          continue;
+        }
+        const next = await events.next();
+        if (next.done || controller.signal.aborted) break;
+        const frame = encodeFrame(next.value);
+        stream.push({ frames: [frame], bytes: frame.bytes });
+      }
+      stream.end();
+    } catch (cause) {
+      stream.fail(cause);
+    }
+  })();
+  return stream;
 }
