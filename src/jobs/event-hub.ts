@@ -49,15 +49,26 @@ export interface EventHub {
   readonly channels: number;
 }
 
+/** Options of {@link createEventHub}. */
+export interface EventHubOptions {
+  /**
+   * The shortest time between two reads of one job's new events, in ms (default 25). An event after
+   * a quiet spell goes out at once; events of a burst are gathered and sent together, so each stream
+   * gets one write per window instead of one per event.
+   */
+  coalesceMs?: number;
+}
+
 /** Build a hub over `storage` (one per process and storage). */
-export function createEventHub(storage: Storage): EventHub {
+export function createEventHub(storage: Storage, options: EventHubOptions = {}): EventHub {
+  const coalesceMs = options.coalesceMs ?? 25;
   const channels = new Map<string, Channel>();
   const hub = {
     storage,
     channelOf(jobId: string, position: number): Channel {
       let channel = channels.get(jobId);
       if (!channel) {
-        channel = new Channel(storage, jobId, position, () => channels.delete(jobId));
+        channel = new Channel(storage, coalesceMs, jobId, position, () => channels.delete(jobId));
         channels.set(jobId, channel);
       }
       return channel;
@@ -88,11 +99,14 @@ class Channel {
   private dirty = false;
   private pumping = false;
   private closed = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private lastPump = -Infinity;
   private readonly stream: string;
   private readonly unsubscribe: () => void;
 
   constructor(
     private readonly storage: Storage,
+    private readonly coalesceMs: number,
     jobId: string,
     /** The sequence of the last entry delivered (or known to every attached feed). */
     public lastSeq: number,
@@ -110,18 +124,30 @@ class Channel {
   detach(feed: Feed): void {
     if (!this.feeds.delete(feed) || this.feeds.size > 0) return;
     this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
     this.unsubscribe();
     this.onClose();
   }
 
+  /** Pump now, or — within `coalesceMs` of the last pump — once that much time has passed. */
   private changed(): void {
     this.dirty = true;
-    if (this.pumping || this.closed) return;
-    this.pumping = true;
-    queueMicrotask(() => void this.pump());
+    if (this.pumping || this.timer || this.closed) return;
+    const wait = this.lastPump + this.coalesceMs - performance.now();
+    if (wait <= 0) {
+      this.pumping = true;
+      queueMicrotask(() => void this.pump());
+    } else {
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.pumping = true;
+        void this.pump();
+      }, wait);
+    }
   }
 
   private async pump(): Promise<void> {
+    this.lastPump = performance.now();
     try {
       while (this.dirty && !this.closed) {
         this.dirty = false;
@@ -133,12 +159,14 @@ class Channel {
         const batch = entries.map((entry) => freezeRecordValue(entry.value));
         this.lastSeq = entries[entries.length - 1]!.seq;
         for (const feed of this.feeds) feed.live(batch, first);
+        if (entries.length < PAGE) break; // what arrived meanwhile waits for the next window
       }
     } catch (cause) {
       for (const feed of [...this.feeds]) feed.fail(cause);
     } finally {
       this.pumping = false;
     }
+    if (this.dirty && !this.closed) this.changed();
   }
 }
 
