@@ -52,23 +52,28 @@ export interface EventHub {
 /** Options of {@link createEventHub}. */
 export interface EventHubOptions {
   /**
-   * The shortest time between two reads of one job's new events, in ms (default 25). An event after
-   * a quiet spell goes out at once; events of a burst are gathered and sent together, so each stream
-   * gets one write per window instead of one per event.
+   * Stream deliveries per second one job's channel aims to stay under (default 20,000). A channel
+   * with n feeds reads new events at most once per n / writesPerSecond seconds (capped by
+   * `maxCoalesceMs`): an event after a quiet spell goes out at once, the events of a burst are
+   * gathered and handed over together, so each stream gets one write per window instead of one per
+   * event. With few followers the window is a fraction of a millisecond.
    */
-  coalesceMs?: number;
+  writesPerSecond?: number;
+  /** The longest window, in ms (default 50): the most a burst's event waits for its batch. */
+  maxCoalesceMs?: number;
 }
 
 /** Build a hub over `storage` (one per process and storage). */
 export function createEventHub(storage: Storage, options: EventHubOptions = {}): EventHub {
-  const coalesceMs = options.coalesceMs ?? 25;
+  const pacing: Pacing = { writesPerSecond: options.writesPerSecond ?? 20_000, maxCoalesceMs: options.maxCoalesceMs ?? 50 };
+  if (!(pacing.writesPerSecond > 0) || !(pacing.maxCoalesceMs >= 0)) throw new RangeError('writesPerSecond must be positive and maxCoalesceMs at least 0');
   const channels = new Map<string, Channel>();
   const hub = {
     storage,
     channelOf(jobId: string, position: number): Channel {
       let channel = channels.get(jobId);
       if (!channel) {
-        channel = new Channel(storage, coalesceMs, jobId, position, () => channels.delete(jobId));
+        channel = new Channel(storage, pacing, jobId, position, () => channels.delete(jobId));
         channels.set(jobId, channel);
       }
       return channel;
@@ -84,6 +89,11 @@ export function createEventHub(storage: Storage, options: EventHubOptions = {}):
       return channels.size;
     },
   };
+}
+
+interface Pacing {
+  writesPerSecond: number;
+  maxCoalesceMs: number;
 }
 
 interface HubInternals {
@@ -106,7 +116,7 @@ class Channel {
 
   constructor(
     private readonly storage: Storage,
-    private readonly coalesceMs: number,
+    private readonly pacing: Pacing,
     jobId: string,
     /** The sequence of the last entry delivered (or known to every attached feed). */
     public lastSeq: number,
@@ -129,11 +139,13 @@ class Channel {
     this.onClose();
   }
 
-  /** Pump now, or — within `coalesceMs` of the last pump — once that much time has passed. */
+  /** Pump now, or — within one window of the last pump (see {@link EventHubOptions}) — once it has passed. */
   private changed(): void {
     this.dirty = true;
     if (this.pumping || this.timer || this.closed) return;
-    const wait = this.lastPump + this.coalesceMs - performance.now();
+    const { writesPerSecond, maxCoalesceMs } = this.pacing;
+    const windowMs = Math.min(maxCoalesceMs, (this.feeds.size * 1000) / writesPerSecond);
+    const wait = this.lastPump + windowMs - performance.now();
     if (wait <= 0) {
       this.pumping = true;
       queueMicrotask(() => void this.pump());
