@@ -9,37 +9,11 @@
  */
 import type { Storage } from '../ports.ts';
 import { freezeRecordValue, streamTopic } from '../ports.ts';
+import { Feed, PAGE, type EventFeed, type EventSink, type HubInternals, type LiveChannel } from './event-feed.ts';
 import type { ResearchJobEvent } from './schemas.ts';
-import { TERMINAL_EVENT_KINDS } from './states.ts';
 import { eventStreamOf } from './store.ts';
 
-/** Entries read per storage call (the job event page size). */
-const PAGE = 256;
-
-/** Where a feed's events go. The hub never calls a sink synchronously from {@link EventHub.open}. */
-export interface EventSink {
-  /**
-   * The next events, in order, right after the previous ones. The array and its events may be shared
-   * with other sinks: read them, never mutate them (live events are frozen).
-   */
-  events(batch: readonly ResearchJobEvent[]): void;
-  /** Nothing will follow: the feed started at or after the job's terminal event. */
-  end(): void;
-  /** Reading the job's events failed; the feed is closed. */
-  error(cause: unknown): void;
-}
-
-/** One follower's position in a job's events. */
-export interface EventFeed {
-  /** The sequence of the last event handed to the sink (the starting position before any). */
-  readonly position: number;
-  /** Stop delivering (the consumer is backed up); nothing is lost, {@link resume} continues from storage. */
-  pause(): void;
-  /** Continue after {@link pause}: catch up from storage, then rejoin the live channel. */
-  resume(): void;
-  /** Stop for good and release the job's subscription if this was its last feed. Idempotent. */
-  close(): void;
-}
+export type { EventFeed, EventSink } from './event-feed.ts';
 
 /** The hub: feeds over shared per-job channels. */
 export interface EventHub {
@@ -68,7 +42,7 @@ export function createEventHub(storage: Storage, options: EventHubOptions = {}):
   const pacing: Pacing = { writesPerSecond: options.writesPerSecond ?? 20_000, maxCoalesceMs: options.maxCoalesceMs ?? 50 };
   if (!(pacing.writesPerSecond > 0) || !(pacing.maxCoalesceMs >= 0)) throw new RangeError('writesPerSecond must be positive and maxCoalesceMs at least 0');
   const channels = new Map<string, Channel>();
-  const hub = {
+  const hub: HubInternals = {
     storage,
     channelOf(jobId: string, position: number): Channel {
       let channel = channels.get(jobId);
@@ -96,15 +70,9 @@ interface Pacing {
   maxCoalesceMs: number;
 }
 
-interface HubInternals {
-  storage: Storage;
-  channelOf(jobId: string, position: number): Channel;
-}
-
-const isTerminalEvent = (event: ResearchJobEvent | undefined) => event !== undefined && TERMINAL_EVENT_KINDS.has(event.kind);
 
 /** One job's live subscription and the feeds attached to it. */
-class Channel {
+class Channel implements LiveChannel {
   readonly feeds = new Set<Feed>();
   private dirty = false;
   private pumping = false;
@@ -179,111 +147,5 @@ class Channel {
       this.pumping = false;
     }
     if (this.dirty && !this.closed) this.changed();
-  }
-}
-
-type FeedState = 'catching-up' | 'live' | 'paused' | 'closed';
-
-class Feed implements EventFeed {
-  private state: FeedState = 'paused';
-  private reading = false;
-  /** The first read also fetches the entry at the start position, to see whether it was the terminal one. */
-  private checkStart: boolean;
-  private channel: Channel | null = null;
-
-  constructor(
-    private readonly hub: HubInternals,
-    private readonly jobId: string,
-    public position: number,
-    private readonly sink: EventSink,
-  ) {
-    this.checkStart = position > 0;
-  }
-
-  pause(): void {
-    if (this.state === 'closed') return;
-    this.leave();
-    this.state = 'paused';
-  }
-
-  resume(): void {
-    if (this.state !== 'paused') return;
-    this.state = 'catching-up';
-    void this.catchUp();
-  }
-
-  close(): void {
-    this.leave();
-    this.state = 'closed';
-  }
-
-  /** A batch of the channel: events `first`, `first + 1`, … */
-  live(batch: readonly ResearchJobEvent[], first: number): void {
-    if (this.state !== 'live') return;
-    const skip = this.position - first + 1; // a feed that joined ahead of the channel already has these
-    if (skip >= batch.length) return;
-    this.deliver(skip > 0 ? batch.slice(skip) : batch, first + batch.length - 1);
-  }
-
-  fail(cause: unknown): void {
-    if (this.state === 'closed') return;
-    this.close();
-    this.sink.error(cause);
-  }
-
-  private leave(): void {
-    this.channel?.detach(this);
-    this.channel = null;
-  }
-
-  private deliver(batch: readonly ResearchJobEvent[], last: number): void {
-    this.position = last;
-    if (isTerminalEvent(batch[batch.length - 1])) this.close(); // nothing can follow
-    try {
-      this.sink.events(batch);
-    } catch (cause) {
-      this.fail(cause);
-    }
-  }
-
-  private async catchUp(): Promise<void> {
-    if (this.reading) return; // the read in flight continues for the resumed feed
-    this.reading = true;
-    try {
-      while (this.state === 'catching-up') {
-        const from = this.checkStart ? this.position - 1 : this.position;
-        const entries = await this.hub.storage.readStream<ResearchJobEvent>(eventStreamOf(this.jobId), from, PAGE);
-        if (this.state !== 'catching-up') return;
-        let rest = entries;
-        if (this.checkStart) {
-          this.checkStart = false;
-          const start = entries[0];
-          if (start?.seq === this.position && isTerminalEvent(start.value)) {
-            this.close();
-            this.sink.end();
-            return;
-          }
-          rest = entries.filter((entry) => entry.seq > this.position);
-        }
-        if (rest.length > 0) {
-          this.deliver(rest.map((entry) => entry.value), rest[rest.length - 1]!.seq);
-          if (this.state !== 'catching-up') return;
-        }
-        if (entries.length < PAGE) {
-          const channel = this.hub.channelOf(this.jobId, this.position);
-          if (this.position >= channel.lastSeq) {
-            // Every later batch of the channel starts at or before position + 1: no gap, and live() skips what we have.
-            this.channel = channel;
-            channel.attach(this);
-            this.state = 'live';
-            return;
-          }
-        }
-      }
-    } catch (cause) {
-      this.fail(cause);
-    } finally {
-      this.reading = false;
-    }
   }
 }
