@@ -94,6 +94,13 @@ export class Feed implements EventFeed {
   live(batch: readonly ResearchJobEvent[], first: number): void {
     if (this.state !== 'live') return;
     const skip = this.position - first + 1; // a feed that joined ahead of the channel already has these
+    if (skip < 0) {
+      // Cannot happen while feeds join only level with their channel; were it to, a gap is read, not skipped.
+      this.leave();
+      this.state = 'catching-up';
+      void this.catchUp();
+      return;
+    }
     if (skip >= batch.length) return;
     this.deliver(skip > 0 ? batch.slice(skip) : batch, first + batch.length - 1);
   }

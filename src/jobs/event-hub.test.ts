@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import type { Storage } from '../ports.ts';
+import { Feed, type LiveChannel } from './event-feed.ts';
 import { createEventHub, type EventFeed, type EventHubOptions } from './event-hub.ts';
 import type { ResearchJobEvent } from './schemas.ts';
 import { eventStreamOf } from './store.ts';
@@ -211,6 +212,22 @@ test('a storage failure reaches every feed as an error', async () => {
   hub.open(JOB, 0, late.sink);
   await late.until(() => late.state.failure !== null);
   assert.instance(late.state.failure, Error);
+});
+
+test('a live batch that would leave a gap is read from storage instead of skipped', async () => {
+  const { storage, append } = countingStorage();
+  await append(2);
+  const channel: LiveChannel & { lastSeq: number; feeds: Set<Feed> } = { lastSeq: 2, feeds: new Set(), attach: (f) => channel.feeds.add(f), detach: (f) => channel.feeds.delete(f) };
+  const r = recorder();
+  const feed = new Feed({ storage, channelOf: () => channel }, JOB, 0, r.sink);
+  feed.resume();
+  await r.until(() => channel.feeds.size === 1);
+  await append(3);
+  const [fifth] = await storage.readStream<ResearchJobEvent>(eventStreamOf(JOB), 4, 1);
+  channel.lastSeq = 5;
+  feed.live([fifth!.value], 5); // events 3 and 4 never came live
+  await r.until(() => r.ids.length === 5);
+  assert.equal(r.ids, [1, 2, 3, 4, 5]);
 });
 
 test.run();

@@ -70,7 +70,6 @@ interface Pacing {
   maxCoalesceMs: number;
 }
 
-
 /** One job's live subscription and the feeds attached to it. */
 class Channel implements LiveChannel {
   readonly feeds = new Set<Feed>();
