@@ -2,27 +2,17 @@
  * Server-Sent Events framing for the research-job event stream: `retry: 5000` first, one frame per
  * event (`id:`, `event: research-job`, one `data:` JSON line), `: keep-alive` comments while idle, and
  * the three closing rules (after a terminal event, after `maxEvents` events, after `maxMs`).
+ *
+ * Built for fan-out: a source pushes frames that were encoded once for all streams
+ * ({@link frameCache}), a stream hands queued chunks to its reader without an async generator per
+ * frame, one shared ticker per keep-alive interval serves every idle stream (no timer per frame),
+ * and a backed-up stream pauses its source instead of queueing without bound.
  * @module
  */
+import { SseStream, join, type SseBatch, type SseEvent, type SseFrame, type SseLimits } from './sse-stream.ts';
 
-/** Limits of one stream connection (the contract's values are the defaults). */
-export interface SseLimits {
-  /** Reconnection delay sent first (`retry:`), in ms. Default 5000. */
-  retryMs?: number;
-  /** Longest silence before a `: keep-alive` comment, in ms. Default 15000. */
-  keepAliveMs?: number;
-  /** Events per connection. Default 1024. */
-  maxEvents?: number;
-  /** Connection lifetime in ms. Default 20000. */
-  maxMs?: number;
-}
-
-/** One event to frame: its id (the decimal cursor), its JSON text, and whether it ends the job. */
-export interface SseEvent {
-  id: string;
-  json: string;
-  terminal: boolean;
-}
+export { SseStream } from './sse-stream.ts';
+export type { SseBatch, SseEvent, SseFrame, SseLimits, SseSource } from './sse-stream.ts';
 
 const encoder = new TextEncoder();
 
@@ -31,72 +21,83 @@ export function sseFrame(event: SseEvent): string {
   return `id: ${event.id}\nevent: research-job\ndata: ${event.json}\n\n`;
 }
 
+/** Encode one event's frame. */
+export function encodeFrame(event: SseEvent): SseFrame {
+  return { bytes: encoder.encode(sseFrame(event)), terminal: event.terminal };
+}
+
 /**
- * Frame `events` as an SSE byte stream.
+ * A memo that frames each event object once and joins each batch array once, however many streams
+ * receive them (sources hand the same objects and arrays to every stream). Entries live as long as
+ * the events and batches do.
+ */
+export function frameCache<E extends object>(toEvent: (event: E) => SseEvent): (batch: readonly E[]) => SseBatch {
+  const frames = new WeakMap<E, SseFrame>();
+  const batches = new WeakMap<readonly E[], SseBatch>();
+  const frameOf = (event: E): SseFrame => {
+    let frame = frames.get(event);
+    if (!frame) frames.set(event, (frame = encodeFrame(toEvent(event))));
+    return frame;
+  };
+  return (batch) => {
+    let out = batches.get(batch);
+    if (!out) {
+      const list = batch.map(frameOf);
+      batches.set(batch, (out = { frames: list, bytes: join(list.map((f) => f.bytes)) }));
+    }
+    return out;
+  };
+}
+
+/**
+ * Frame a pull source as an SSE stream (for sources that are async iterators; job event streams use
+ * {@link SseStream} with a pushing feed instead).
  * @param open - opens the source: an async iterator that yields events as they happen and ends when
- *   the signal it was given aborts. It is asked for the next event while a timer runs, so an idle
- *   source still gets keep-alives. The signal aborts when the stream closes for any reason (a limit,
- *   the terminal event, the client gone).
+ *   the signal it was given aborts. The signal aborts when the stream closes for any reason (a limit,
+ *   the terminal event, the client gone). It is pulled only while the stream's reader keeps up.
  * @param clientSignal - aborted when the client disconnects.
  * @param now - the clock (ms), injectable for tests.
  */
-export async function* sseStream(
+export function sseStream(
   open: (signal: AbortSignal) => AsyncIterator<SseEvent>,
   clientSignal: AbortSignal | undefined,
   limits: SseLimits = {},
   now: () => number = Date.now,
-): AsyncGenerator<Uint8Array> {
+): SseStream {
   const controller = new AbortController();
-  const signal = controller.signal;
-  const forward = () => controller.abort();
-  if (clientSignal?.aborted) controller.abort();
-  else clientSignal?.addEventListener('abort', forward, { once: true });
-  const events = open(signal);
-  const keepAliveMs = limits.keepAliveMs ?? 15_000;
-  const maxEvents = limits.maxEvents ?? 1024;
-  const deadline = now() + (limits.maxMs ?? 20_000);
-  let sent = 0;
-  let pending: Promise<IteratorResult<SseEvent>> | null = null;
-  yield encoder.encode(`retry: ${limits.retryMs ?? 5000}\n\n`);
-  try {
-    while (!signal.aborted) {
-      const left = deadline - now();
-      if (left <= 0) return;
-      pending ??= events.next();
-      const tick = await raceWithTimer(pending, Math.min(keepAliveMs, left), signal);
-      if (tick === 'aborted') return;
-      if (tick === 'timeout') {
-        if (deadline - now() <= 0) return;
-        yield encoder.encode(': keep-alive\n\n');
-        continue;
-      }
-      pending = null;
-      if (tick.done) return;
-      yield encoder.encode(sseFrame(tick.value));
-      sent++;
-      if (tick.value.terminal || sent >= maxEvents) return;
-    }
-  } finally {
-    clientSignal?.removeEventListener('abort', forward);
-    controller.abort(); // ends the source; a next() still pending settles into nothing
-    pending?.catch(() => undefined);
-  }
-}
-
-function raceWithTimer<T>(promise: Promise<T>, ms: number, signal: AbortSignal): Promise<T | 'timeout' | 'aborted'> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => finish('timeout'), ms);
-    const onAbort = () => finish('aborted');
-    signal.addEventListener('abort', onAbort, { once: true });
-    function finish(value: T | 'timeout' | 'aborted') {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      resolve(value);
-    }
-    promise.then(finish, (error: unknown) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      reject(error);
-    });
+  const stream = new SseStream(limits, clientSignal, now);
+  let resumed: (() => void) | null = null;
+  let paused = false;
+  stream.bind({
+    close: () => {
+      controller.abort();
+      resumed?.();
+    },
+    pause: () => void (paused = true),
+    resume: () => {
+      paused = false;
+      resumed?.();
+    },
   });
+  if (controller.signal.aborted) return stream;
+  const events = open(controller.signal);
+  void (async () => {
+    try {
+      while (!controller.signal.aborted) {
+        if (paused) {
+          await new Promise<void>((resolve) => (resumed = resolve));
+          resumed = null;
+          continue;
+        }
+        const next = await events.next();
+        if (next.done || controller.signal.aborted) break;
+        const frame = encodeFrame(next.value);
+        stream.push({ frames: [frame], bytes: frame.bytes });
+      }
+      stream.end();
+    } catch (cause) {
+      stream.fail(cause);
+    }
+  })();
+  return stream;
 }

@@ -1,12 +1,12 @@
 /**
- * Reading a job's events: bounded pages after a cursor, and following them live. Following waits on
- * the storage port's change notification for the job's stream (no polling sleep loop) and ends
+ * Reading a job's events: bounded pages after a cursor, and following them live. Following goes
+ * through the process's event hub (one change subscription per job, see event-hub.ts) and ends
  * after the terminal event.
  * @module
  */
 import type { EngineDeps } from '../deps.ts';
 import { invalid } from '../errors.ts';
-import { streamTopic } from '../ports.ts';
+import type { EventHub } from './event-hub.ts';
 import { TERMINAL_EVENT_KINDS, isTerminal } from './states.ts';
 import type { ResearchJobEvent, ResearchJobEventPage } from './schemas.ts';
 import { eventStreamOf, type StoredJob } from './store.ts';
@@ -54,48 +54,63 @@ export async function eventPage(deps: EngineDeps, stored: StoredJob, afterSeq: n
   return { items, nextCursor: finished ? null : String(lastSeq) };
 }
 
+/** A follower that has this many events waiting pauses its feed, and resumes below half of it. */
+const FOLLOW_BUFFER = 512;
+
 /**
- * Follow a job's events after `afterSeq` until its terminal event, or until `signal` aborts (then the
- * iterator just ends).
- * @remarks Subscribes before each read, so an append between the read and the wait is not missed.
+ * Follow a job's events after `afterSeq` through the process's {@link EventHub} until its terminal
+ * event, or until `signal` aborts (then the iterator just ends). Ends at once when `afterSeq` is the
+ * terminal event.
  */
-export async function* followEvents(deps: EngineDeps, jobId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<ResearchJobEvent, void, undefined> {
-  const stream = eventStreamOf(jobId);
-  if (afterSeq > 0) {
-    // Resuming after the terminal event: the history is complete, there is nothing to wait for.
-    const [last] = await deps.storage.readStream<ResearchJobEvent>(stream, afterSeq - 1, 1);
-    if (last && TERMINAL_EVENT_KINDS.has(last.value.kind)) return;
-  }
-  let cursor = afterSeq;
+export async function* followEvents(hub: EventHub, jobId: string, afterSeq: number, signal?: AbortSignal): AsyncGenerator<ResearchJobEvent, void, undefined> {
+  let queue: ResearchJobEvent[] = [];
+  let at = 0;
+  let ended = false;
+  let failure: { cause: unknown } | null = null;
+  let paused = false;
   let wake: (() => void) | null = null;
-  let changed = true;
-  const unsubscribe = deps.storage.subscribe(streamTopic(stream), () => {
-    changed = true;
-    wake?.();
+  const feed = hub.open(jobId, afterSeq, {
+    events(batch) {
+      for (const event of batch) queue.push(event);
+      if (!paused && queue.length - at >= FOLLOW_BUFFER) {
+        paused = true;
+        feed.pause();
+      }
+      wake?.();
+    },
+    end() {
+      ended = true;
+      wake?.();
+    },
+    error(cause) {
+      failure = { cause };
+      wake?.();
+    },
   });
   const onAbort = () => wake?.();
   signal?.addEventListener('abort', onAbort);
   try {
     while (!signal?.aborted) {
-      if (!changed) {
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-        wake = null;
+      if (at < queue.length) {
+        const event = queue[at++]!;
+        if (at === queue.length) [queue, at] = [[], 0];
+        if (paused && queue.length - at < FOLLOW_BUFFER / 2) {
+          paused = false;
+          feed.resume();
+        }
+        yield event;
+        if (TERMINAL_EVENT_KINDS.has(event.kind)) return;
         continue;
       }
-      changed = false;
-      const entries = await deps.storage.readStream<ResearchJobEvent>(stream, cursor, EVENT_PAGE_MAX);
-      if (entries.length === EVENT_PAGE_MAX) changed = true; // more may be waiting already
-      for (const entry of entries) {
-        if (signal?.aborted) return;
-        cursor = entry.seq;
-        yield entry.value;
-        if (TERMINAL_EVENT_KINDS.has(entry.value.kind)) return;
-      }
+      if (failure) throw (failure as { cause: unknown }).cause;
+      if (ended) return;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      wake = null;
     }
   } finally {
     signal?.removeEventListener('abort', onAbort);
-    unsubscribe();
+    feed.close();
   }
 }

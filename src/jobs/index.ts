@@ -9,4 +9,5 @@ export { JOB_EVENT_KINDS, JOB_PHASES, JOB_STATES, JOB_TRIGGERS, TERMINAL_EVENT_K
 export type { JobEvent, JobEventKind, JobPhase, JobState, JobTrigger, TransitionResult, WorkPhase } from './states.ts';
 export * from './schemas.ts';
 export { EVENT_PAGE_MAX, parseEventCursor } from './events.ts';
+export type { EventFeed, EventSink } from './event-hub.ts';
 export { ReportLimits, type ReportFormat } from './report.ts';

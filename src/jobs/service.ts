@@ -10,6 +10,7 @@ import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError, invalid } from '../errors.ts';
 import { decodeCursor, encodeCursor } from '../documents/cursor.ts';
 import { IdempotencyStore, requireIdempotencyKey, scopedKey } from '../idempotency/idempotency.ts';
+import { createEventHub } from './event-hub.ts';
 import { eventPage, followEvents, parseEventCursor, parseEventLimit } from './events.ts';
 import { exportReport, type ReportFormat } from './report.ts';
 import { applyEvent } from './run-context.ts';
@@ -35,6 +36,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
   const runner = options.runner ?? null;
   const onError = options.onError ?? (() => undefined);
   const store = createJobStore(deps);
+  const hub = createEventHub(deps.storage);
   const idem = options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { onError: deps.reportError });
   const supervisor = createSupervisor({ deps, store, documents, proposals: options.proposals ?? null }, { runner, onError, extendContext: options.extendContext });
   const recovered = options.recover === false ? Promise.resolve() : supervisor.recover().catch((e: unknown) => onError(e, null));
@@ -152,7 +154,16 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
     async follow(actor, jobId, input = {}) {
       const stored = await store.visible(actor, jobId);
       const after = parseEventCursor(input.after, stored.seq);
-      return followEvents(deps, jobId, after, input.signal);
+      return followEvents(hub, jobId, after, input.signal);
+    },
+
+    async feed(actor, jobId, input, sink) {
+      const stored = await store.visible(actor, jobId);
+      return hub.open(jobId, parseEventCursor(input.after, stored.seq), sink);
+    },
+
+    get followedJobs() {
+      return hub.channels;
     },
 
     async cancel(actor, jobId, input) {

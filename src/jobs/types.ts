@@ -5,6 +5,7 @@
 import type { Actor } from '../deps.ts';
 import type { IdempotencyStore } from '../idempotency/idempotency.ts';
 import type { DocumentRead, DocumentsService, IdempotencyReceipt } from '../documents/types.ts';
+import type { EventFeed, EventSink } from './event-hub.ts';
 import type { ProposalSink, ResearchRunContext, ResearchRunner } from './runner.ts';
 import type { ResearchJob, ResearchJobEvent, ResearchJobEventPage, ResearchJobPage } from './schemas.ts';
 
@@ -56,6 +57,16 @@ export interface JobsService {
    * answer 404/400), then returns an iterator that ends after the terminal event or when `signal` aborts.
    */
   follow(actor: Actor, jobId: string, input?: { after?: string | undefined; signal?: AbortSignal | undefined }): Promise<AsyncIterableIterator<ResearchJobEvent>>;
+  /**
+   * Follow events after `after` through the process's shared event hub (one storage subscription per
+   * job, each event read and frozen once): checks visibility and the cursor first (404/400 while the
+   * caller can still answer them), then feeds `sink` with batches of events, strictly increasing and
+   * without gaps, until the terminal event (then the feed closes itself) or {@link EventFeed.close}.
+   * The sink may be called as soon as the hub has the feed, possibly before the promise's continuation runs.
+   */
+  feed(actor: Actor, jobId: string, input: { after?: string | undefined }, sink: EventSink): Promise<EventFeed>;
+  /** Jobs this process holds a live event subscription for (one however many followers a job has). */
+  readonly followedJobs: number;
   /** Cancel a non-terminal job; the body is exactly `{"v":1}`. */
   cancel(actor: Actor, jobId: string, input: { idempotencyKey: string | undefined; ifRevision: string | undefined; body: unknown }): Promise<JobWriteResult>;
   /** Export the staged report (rich-json or markdown); REPORT_NOT_READY until it exists. */

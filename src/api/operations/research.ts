@@ -8,6 +8,7 @@ import type { Actor } from '../../deps.ts';
 import { parseLimit } from '../../documents/cursor.ts';
 import { ServiceError, isServiceError } from '../../errors.ts';
 import { Patterns } from '../../ids.ts';
+import type { EventSink } from '../../jobs/event-hub.ts';
 import { CancellationRequestSchema, ResearchReportSpecSchema, type ResearchJobEvent } from '../../jobs/schemas.ts';
 import { TERMINAL_EVENT_KINDS } from '../../jobs/states.ts';
 import { parseOrThrow } from '../../validation.ts';
@@ -32,7 +33,7 @@ import {
   ResearchJobEventPageEnvelopeSchema,
   ResearchJobPageEnvelopeSchema,
 } from '../response-schemas.ts';
-import { sseStream, type SseEvent } from '../sse.ts';
+import { SseStream, frameCache, type SseEvent } from '../sse.ts';
 
 const READ_SCOPES = ['research:read', 'research:run'] as const;
 const jobId = pathId(Patterns.jobId, 'A research job id: kjob_ and 48 lowercase hex characters.');
@@ -42,9 +43,8 @@ const notFoundJob = { description: 'NOT_FOUND: unknown job, or one another crede
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_KINDS);
 const EVENT_STREAM = /(^|,)\s*text\/event-stream\s*(;|,|$)/i;
 
-function sseEvent(event: ResearchJobEvent): SseEvent {
-  return { id: event.eventId, json: JSON.stringify(event), terminal: TERMINAL.has(event.kind) };
-}
+/** Frames of job events, each encoded once however many streams carry it. */
+const framesOf = frameCache((event: ResearchJobEvent): SseEvent => ({ id: event.eventId, json: JSON.stringify(event), terminal: TERMINAL.has(event.kind) }));
 
 /** A cursor error of the service names `after`; when the client sent Last-Event-ID, name that instead. */
 function cursorFromHeader(e: unknown): never {
@@ -155,11 +155,16 @@ export const readJobEvents = defineOperation({
     headers['content-type'] = 'text/event-stream; charset=utf-8';
     headers['cache-control'] = 'no-cache, no-transform';
     headers['x-accel-buffering'] = 'no';
-    const jobs = ctx.engine.jobs;
-    async function* events(signal: AbortSignal): AsyncGenerator<SseEvent> {
-      for await (const event of await jobs.follow(actor, id, { after, signal })) yield sseEvent(event);
+    // One feed of the process's event hub: every event is read, framed and encoded once for all streams.
+    const stream = new SseStream(ctx.settings.eventStreams, ctx.request.signal);
+    const sink: EventSink = { events: (batch) => stream.push(framesOf(batch)), end: () => stream.end(), error: (e) => stream.fail(e) };
+    try {
+      stream.bind(await ctx.engine.jobs.feed(actor, id, { after }, sink));
+    } catch (e) {
+      await stream.return();
+      return onError(e);
     }
-    return { status: 200, headers, stream: sseStream(events, ctx.request.signal, ctx.settings.eventStreams) };
+    return { status: 200, headers, stream };
   },
 });
 
