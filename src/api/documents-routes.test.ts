@@ -4,6 +4,7 @@
  * at their edges, and the boundaries between accounts and between a document-bound token and other
  * documents (404, never 403).
  */
+import { manualClock } from '../clock.ts';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
@@ -370,10 +371,15 @@ docs.run();
 const listing = suite<{ s: TestServer; token: string; refs: string[] }>('document list');
 
 listing.before(async (ctx) => {
-  ctx.s = await startServer();
+  // A clock that moves 1 ms per document: "newest first" must not depend on ties within a millisecond.
+  const clock = manualClock();
+  ctx.s = await startServer({ clock });
   ctx.token = (await ctx.s.credential({ account: 'lister', scopes: DOC_SCOPES })).token;
   ctx.refs = [];
-  for (let i = 0; i < 52; i++) ctx.refs.push((await create(ctx.s, ctx.token, `Doc ${i}`)).json.data.documentRef);
+  for (let i = 0; i < 52; i++) {
+    clock.advance(1);
+    ctx.refs.push((await create(ctx.s, ctx.token, `Doc ${i}`)).json.data.documentRef);
+  }
 });
 listing.after(async (ctx) => {
   await ctx.s.close();
