@@ -5,6 +5,7 @@
  */
 import type { ApiError } from '../errors.ts';
 import type { IdempotencyReceipt } from '../documents/types.ts';
+import { concatBytes } from '../text.ts';
 import type { RequestContext } from './context.ts';
 import type { PlainResponse } from './types.ts';
 
@@ -38,16 +39,7 @@ export function joinPieces(pieces: readonly (string | Uint8Array)[]): string | U
     else allText = false;
   }
   if (allText) return text;
-  const parts = pieces.map((p) => (typeof p === 'string' ? encoder.encode(p) : p));
-  let size = 0;
-  for (const p of parts) size += p.byteLength;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  return concatBytes(pieces.map((p) => (typeof p === 'string' ? encoder.encode(p) : p)));
 }
 
 /**

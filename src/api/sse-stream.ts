@@ -2,6 +2,8 @@
  * One event-stream connection ({@link SseStream}) and the shared keep-alive tickers.
  * @module
  */
+import { concatBytes } from '../text.ts';
+
 /** Limits of one stream connection (the contract's values are the defaults). */
 export interface SseLimits {
   /** Reconnection delay sent first (`retry:`), in ms. Default 5000. */
@@ -46,20 +48,6 @@ const encoder = new TextEncoder();
 const KEEP_ALIVE = encoder.encode(': keep-alive\n\n');
 /** A stream with this many bytes waiting for its reader pauses its source; it resumes once they are read. */
 const HIGH_WATER = 64 * 1024;
-
-/** Concatenate chunks (the one chunk itself when there is only one). */
-export function join(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!;
-  let size = 0;
-  for (const chunk of chunks) size += chunk.byteLength;
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
-}
 
 /** Streams sharing one keep-alive interval, checked by one timer. */
 class Ticker {
@@ -149,7 +137,7 @@ export class SseStream implements AsyncIterableIterator<Uint8Array> {
     let take = Math.min(frames.length, this.maxEvents - this.sent);
     for (let i = 0; i < take; i++) if (frames[i]!.terminal) take = i + 1;
     this.sent += take;
-    this.enqueue(take === frames.length ? batch.bytes : join(frames.slice(0, take).map((f) => f.bytes)));
+    this.enqueue(take === frames.length ? batch.bytes : concatBytes(frames.slice(0, take).map((f) => f.bytes)));
     if (this.sent >= this.maxEvents || frames[take - 1]?.terminal) this.stop(false);
   }
 
@@ -172,7 +160,7 @@ export class SseStream implements AsyncIterableIterator<Uint8Array> {
 
   next(): Promise<IteratorResult<Uint8Array>> {
     if (this.queue.length > 0) {
-      const value = join(this.queue);
+      const value = concatBytes(this.queue);
       this.queue = [];
       this.queued = 0;
       if (this.paused && !this.closed) {

@@ -9,7 +9,8 @@
  * and a backed-up stream pauses its source instead of queueing without bound.
  * @module
  */
-import { SseStream, join, type SseBatch, type SseEvent, type SseFrame, type SseLimits } from './sse-stream.ts';
+import { concatBytes } from '../text.ts';
+import { SseStream, type SseBatch, type SseEvent, type SseFrame, type SseLimits } from './sse-stream.ts';
 
 export { SseStream } from './sse-stream.ts';
 export type { SseBatch, SseEvent, SseFrame, SseLimits, SseSource } from './sse-stream.ts';
@@ -43,7 +44,7 @@ export function frameCache<E extends object>(toEvent: (event: E) => SseEvent): (
     let out = batches.get(batch);
     if (!out) {
       const list = batch.map(frameOf);
-      batches.set(batch, (out = { frames: list, bytes: join(list.map((f) => f.bytes)) }));
+      batches.set(batch, (out = { frames: list, bytes: concatBytes(list.map((f) => f.bytes)) }));
     }
     return out;
   };
