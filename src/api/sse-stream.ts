@@ -4,6 +4,9 @@
  */
 import { concatBytes } from '../text.ts';
 
+/** The contract's event-stream limits: `retry: 5000`, a keep-alive after 15 s idle, 1024 events or 20 s per connection. */
+export const SSE_DEFAULTS = { retryMs: 5000, keepAliveMs: 15_000, maxEvents: 1024, maxMs: 20_000 } as const;
+
 /** Limits of one stream connection (the contract's values are the defaults). */
 export interface SseLimits {
   /** Reconnection delay sent first (`retry:`), in ms. Default 5000. */
@@ -110,11 +113,11 @@ export class SseStream implements AsyncIterableIterator<Uint8Array> {
     private readonly clientSignal?: AbortSignal,
     private readonly now: () => number = Date.now,
   ) {
-    this.keepAliveMs = limits.keepAliveMs ?? 15_000;
-    this.maxEvents = limits.maxEvents ?? 1024;
+    this.keepAliveMs = limits.keepAliveMs ?? SSE_DEFAULTS.keepAliveMs;
+    this.maxEvents = limits.maxEvents ?? SSE_DEFAULTS.maxEvents;
     this.lastWrite = now();
-    this.enqueue(encoder.encode(`retry: ${limits.retryMs ?? 5000}\n\n`));
-    this.deadline = setTimeout(() => this.stop(false), limits.maxMs ?? 20_000);
+    this.enqueue(encoder.encode(`retry: ${limits.retryMs ?? SSE_DEFAULTS.retryMs}\n\n`));
+    this.deadline = setTimeout(() => this.stop(false), limits.maxMs ?? SSE_DEFAULTS.maxMs);
     this.ticker = tickerFor(this.keepAliveMs);
     this.ticker.add(this);
     if (clientSignal?.aborted) this.stop(true);

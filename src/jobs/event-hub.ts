@@ -37,9 +37,12 @@ export interface EventHubOptions {
   maxCoalesceMs?: number;
 }
 
+/** The default pacing of a job's reads under fan-out (see `createEventHub`). */
+export const DEFAULT_PACING = { writesPerSecond: 20_000, maxCoalesceMs: 50 } as const;
+
 /** Build a hub over `storage` (one per process and storage). */
 export function createEventHub(storage: Storage, options: EventHubOptions = {}): EventHub {
-  const pacing: Pacing = { writesPerSecond: options.writesPerSecond ?? 20_000, maxCoalesceMs: options.maxCoalesceMs ?? 50 };
+  const pacing: Pacing = { writesPerSecond: options.writesPerSecond ?? DEFAULT_PACING.writesPerSecond, maxCoalesceMs: options.maxCoalesceMs ?? DEFAULT_PACING.maxCoalesceMs };
   if (!(pacing.writesPerSecond > 0) || !(pacing.maxCoalesceMs >= 0)) throw new RangeError('writesPerSecond must be positive and maxCoalesceMs at least 0');
   const channels = new Map<string, Channel>();
   const hub: HubInternals = {

@@ -15,7 +15,8 @@ import { utf8Length } from '../text.ts';
 export const ReportLimits = { maxBytes: 760_000, maxLossIssues: 256, blocksPerMutation: 50, titleMax: 240 } as const;
 
 /** Report export formats. */
-export type ReportFormat = 'rich-json' | 'markdown';
+export const REPORT_FORMATS = ['rich-json', 'markdown'] as const;
+export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 /** The actor the jobs domain writes and reads report documents as: trusted, account-wide. */
 export function accountActor(accountId: string): Actor {

@@ -12,7 +12,7 @@ import { decodeCursor, encodeCursor } from '../documents/cursor.ts';
 import { IdempotencyStore, requireIdempotencyKey, scopedKey } from '../idempotency/idempotency.ts';
 import { createEventHub } from './event-hub.ts';
 import { eventPage, followEvents, parseEventCursor, parseEventLimit } from './events.ts';
-import { exportReport, type ReportFormat } from './report.ts';
+import { exportReport, type ReportFormat, REPORT_FORMATS } from './report.ts';
 import { applyEvent } from './run-context.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { CancellationRequestSchema, parseSpec, type ResearchJob } from './schemas.ts';
@@ -210,8 +210,8 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
     },
 
     async report(actor, jobId, format) {
-      if (format !== 'rich-json' && format !== 'markdown') {
-        throw invalid('format is required: rich-json or markdown.', [{ field: 'format', message: 'must be rich-json or markdown' }]);
+      if (!(REPORT_FORMATS as readonly (string | undefined)[]).includes(format)) {
+        throw invalid(`format is required: ${REPORT_FORMATS.join(' or ')}.`, [{ field: 'format', message: `must be ${REPORT_FORMATS.join(' or ')}` }]);
       }
       const stored = await store.visible(actor, jobId);
       const report = stored.job.artifacts.report;

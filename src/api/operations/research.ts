@@ -10,6 +10,9 @@ import { ServiceError, isServiceError } from '../../errors.ts';
 import { Patterns } from '../../ids.ts';
 import type { EventSink } from '../../jobs/event-hub.ts';
 import { CancellationRequestSchema, ResearchReportSpecSchema, type ResearchJobEvent } from '../../jobs/schemas.ts';
+import { DEFAULT_PACING } from '../../jobs/event-hub.ts';
+import { EVENT_PAGE_MAX } from '../../jobs/events.ts';
+import { REPORT_FORMATS, ReportLimits } from '../../jobs/report.ts';
 import { TERMINAL_EVENT_KINDS } from '../../jobs/states.ts';
 import { parseOrThrow } from '../../validation.ts';
 import type { RequestContext } from '../context.ts';
@@ -33,12 +36,13 @@ import {
   ResearchJobEventPageEnvelopeSchema,
   ResearchJobPageEnvelopeSchema,
 } from '../response-schemas.ts';
+import { SSE_DEFAULTS } from '../sse-stream.ts';
 import { SseStream, frameCache, type SseEvent } from '../sse.ts';
 
 const READ_SCOPES = ['research:read', 'research:run'] as const;
 const jobId = pathId(Patterns.jobId, 'A research job id: kjob_ and 48 lowercase hex characters.');
 const actorOf = (ctx: RequestContext): Actor => ctx.credential!.actor;
-const ReportFormatSchema = v.picklist(['rich-json', 'markdown'], 'must be rich-json or markdown');
+const ReportFormatSchema = v.picklist(REPORT_FORMATS, `must be ${REPORT_FORMATS.join(' or ')}`);
 const notFoundJob = { description: 'NOT_FOUND: unknown job, or one another credential created (indistinguishable).' };
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_KINDS);
 const EVENT_STREAM = /(^|,)\s*text\/event-stream\s*(;|,|$)/i;
@@ -118,7 +122,7 @@ export const readJobEvents = defineOperation({
   tag: 'research',
   summary: 'Read or follow the events of a job',
   description:
-    'JSON form (default): a bounded monotonic page of at most 256 events after `after`. Stream form when Accept includes text/event-stream: opens with `retry: 5000`; frames `id: <eventId>`, `event: research-job`, `data: <ResearchJobEvent JSON>`; `: keep-alive` comments while idle; closes after a terminal event, 1024 events or 20 seconds; resume with Last-Event-ID; 204 for a terminal job with nothing after the cursor.',
+    `JSON form (default): a bounded monotonic page of at most ${EVENT_PAGE_MAX} events after \`after\`. Stream form when Accept includes text/event-stream: opens with \`retry: ${SSE_DEFAULTS.retryMs}\`; frames \`id: <eventId>\`, \`event: research-job\`, \`data: <ResearchJobEvent JSON>\`; \`: keep-alive\` comments after ${SSE_DEFAULTS.keepAliveMs / 1000} s of silence; closes after a terminal event, ${SSE_DEFAULTS.maxEvents} events or ${SSE_DEFAULTS.maxMs / 1000} seconds; resume with Last-Event-ID; 204 for a terminal job with nothing after the cursor. Under heavy fan-out a burst's events may arrive together, at most ${DEFAULT_PACING.maxCoalesceMs} ms after the first.`,
   auth: 'bearer',
   anyScopes: READ_SCOPES,
   charge: 'before',
@@ -213,7 +217,7 @@ export const readJobReport = defineOperation({
   tag: 'research',
   summary: 'Export the report of a job',
   description:
-    'rich-json: the whole report document envelope (needs document:read as well); markdown: the loss-reported text projection (at most 256 loss issues). Maximum report size 760,000 bytes.',
+    `rich-json: the whole report document envelope (needs document:read as well); markdown: the loss-reported text projection (at most ${ReportLimits.maxLossIssues} loss issues). Maximum report size ${ReportLimits.maxBytes.toLocaleString('en-US')} bytes.`,
   auth: 'bearer',
   anyScopes: READ_SCOPES,
   charge: 'before',
