@@ -16,6 +16,8 @@ import { LibraryCommandSchema } from '../../library/schemas.ts';
 import { LibraryResultEnvelopeSchema, ReceivedUploadEnvelopeSchema } from '../response-schemas.ts';
 
 const actorOf = (ctx: RequestContext) => ctx.credential!.actor;
+/** Commands whose first application stores a new item or upload. */
+const CREATING: ReadonlySet<string> = new Set(['save-link', 'highlight', 'create-note', 'prepare-upload', 'finish-upload']);
 
 /** The command's scope, checked before the command runs (library:read to read, library:write otherwise). */
 function checkScope(ctx: RequestContext, body: unknown): void {
@@ -40,7 +42,7 @@ export const libraryCommand = defineOperation({
   charge: 'before',
   input: { body: { schema: LibraryCommandSchema, component: 'LibraryCommand' } },
   responses: {
-    200: { description: 'The command result (a read, or a retried write).', json: LibraryResultEnvelopeSchema },
+    200: { description: 'The command result: a read, a retried write, or a reading-state change.', json: LibraryResultEnvelopeSchema },
     201: { description: 'A new item or upload was stored.', json: LibraryResultEnvelopeSchema },
     400: { description: 'INVALID_REQUEST: bad command; a selection that does not match the saved text (nothing stored).' },
     404: { description: 'NOT_FOUND: unknown item, source or upload.' },
@@ -50,7 +52,8 @@ export const libraryCommand = defineOperation({
   async run(ctx, input) {
     checkScope(ctx, input.body);
     const result = await ctx.engine.library.execute(actorOf(ctx), input.body);
-    const created = 'created' in result && result.created;
+    // 201 when this call stored a new item or upload; 200 for reads, retries and reading-state changes.
+    const created = CREATING.has(result.type) && 'created' in result && result.created;
     return ok(ctx, created ? 201 : 200, JSON.stringify(result));
   },
 });

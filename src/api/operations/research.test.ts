@@ -85,7 +85,11 @@ test('without a runner a fresh start is 410 FEATURE_RETIRED after validation, an
     const r = await start(s, token);
     assert.is(r.status, 410);
     assert.is(r.json.error.code, 'FEATURE_RETIRED');
-    assert.equal((await s.req('/api/v1/research-jobs', { token })).json.data, { items: [], nextCursor: null });
+    const list = await s.req('/api/v1/research-jobs', { token });
+    assert.equal(list.json.data, { items: [], nextCursor: null });
+    assert.is(list.headers['x-service-research-runs-remaining'], '0', 'no runner: no research run can start');
+    assert.is(r.headers['x-service-research-runs-remaining'], '0');
+    assert.is((await s.req('/api/v1/documents', { token })).headers['x-service-research-runs-remaining'], undefined, 'only research operations carry it');
   } finally {
     await s.close();
   }
@@ -104,7 +108,7 @@ test('a job over HTTP: start, replay, read with ETag, live SSE, JSON pages, repo
     assert.is(job.state, 'queued');
     assert.ok(started.headers['service-revision']);
     assert.is(started.headers.location, `/api/v1/research-jobs/${job.jobId}`);
-    assert.ok(started.headers['x-service-research-runs-remaining'] !== undefined || started.headers['x-service-requests-remaining']);
+    assert.is(started.headers['x-service-research-runs-remaining'], undefined, 'the scripted runner does not say how many runs remain');
     const replay = await start(s, token, k);
     assert.is(replay.status, 202);
     assert.is(replay.json.receipt.idempotency, 'replayed');
@@ -277,6 +281,20 @@ test('an EventSource client follows a job across reconnections with Last-Event-I
     const all = (await s.req(`/api/v1/research-jobs/${job.jobId}/events`, { token })).json.data.items.map((e: { eventId: string }) => e.eventId);
     assert.equal(seen, all, 'every event exactly once, in order, over several connections');
     assert.ok(all.length > 2);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a runner that knows the research-run budget sets X-Service-Research-Runs-Remaining', async () => {
+  const runner = Object.assign(new ScriptedRunner(HAPPY_STEPS, true), { remainingRuns: (accountId: string) => (accountId === 'owner' ? 7 : 0) });
+  const s = await startServer({ engine: { runner } });
+  try {
+    const { token } = await s.credential({ scopes: SCOPES });
+    const r = await start(s, token);
+    assert.is(r.status, 202);
+    assert.is(r.headers['x-service-research-runs-remaining'], '7');
+    assert.is((await s.req(`/api/v1/research-jobs/${r.json.data.jobId}`, { token })).headers['x-service-research-runs-remaining'], '7');
   } finally {
     await s.close();
   }
