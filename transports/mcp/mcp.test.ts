@@ -21,7 +21,6 @@ import { createFetch } from '../inproc/index.ts';
 import { listen } from '../http/index.ts';
 import { createMcpServer, mountMcp, runMcpStdio } from './index.ts';
 
-/* eslint-disable @typescript-eslint/no-explicit-any */
 
 async function service() {
   const operatorKey = randomBytes(32).toString('base64url');
