@@ -12,12 +12,12 @@ import { sha256 as nobleSha256 } from '@noble/hashes/sha2';
 import { bytesToHex } from '@noble/hashes/utils';
 
 /**
- * Hex SHA-256 of a string's UTF-8 bytes, of bytes, or of a sequence of strings taken as their
- * concatenation (`sha256(['a', 'bc']) === sha256('abc')`).
- * @remarks The sequence form lets a large text kept in pieces (a document's cached chunks) be hashed
- * without first building it as one flat string.
+ * Hex SHA-256 of a string's UTF-8 bytes, of bytes, or of a sequence of strings or byte arrays taken
+ * as their concatenation (`sha256(['a', 'bc']) === sha256('abc')`).
+ * @remarks The sequence form lets a large text kept in pieces (a document's cached chunks, or their
+ * UTF-8 bytes) be hashed without first building it as one flat string or buffer.
  */
-export type Sha256Hex = (data: string | Uint8Array | readonly string[]) => string;
+export type Sha256Hex = (data: string | Uint8Array | readonly (string | Uint8Array)[]) => string;
 
 type NodeHash = { update(d: string | Uint8Array): NodeHash; digest(enc: 'hex'): string };
 type NodeCrypto = {
@@ -44,11 +44,11 @@ function nodeSha256(crypto: NodeCrypto): Sha256Hex {
   };
 }
 
-function nobleSha256Hex(data: string | Uint8Array | readonly string[]): string {
+function nobleSha256Hex(data: string | Uint8Array | readonly (string | Uint8Array)[]): string {
   if (typeof data === 'string') return bytesToHex(nobleSha256(encoder.encode(data)));
   if (data instanceof Uint8Array) return bytesToHex(nobleSha256(data));
   const h = nobleSha256.create();
-  for (const part of data) h.update(encoder.encode(part));
+  for (const part of data) h.update(typeof part === 'string' ? encoder.encode(part) : part);
   return bytesToHex(h.digest());
 }
 

@@ -4,7 +4,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { documentDataBody, documentDataJson, receiptJson } from './document-json.ts';
-import type { DocumentView, MutationReceipt } from '../documents/types.ts';
+import type { MutationReceipt } from '../documents/types.ts';
+import { memoryStorage } from '../../adapters/memory/index.ts';
+import { accountActor, freshKey, mutate, newDocument } from '../../fixtures/test-kit.ts';
+import { createEngine } from '../engine.ts';
+import { sha256Hex } from '../hash.ts';
+
+const alice = accountActor('alice');
 
 test('receiptJson is JSON.stringify of a receipt', () => {
   const receipts: MutationReceipt[] = [
@@ -14,29 +20,36 @@ test('receiptJson is JSON.stringify of a receipt', () => {
   for (const r of receipts) assert.is(receiptJson(r), JSON.stringify(r));
 });
 
-test('documentDataBody: text for small documents, the same text as UTF-8 bytes (cached) for large ones', () => {
-  const view = (documentJson: string): DocumentView => ({
-    v: 1,
-    documentRef: `sdoc_${'a'.repeat(48)}`,
-    spaceRef: `ksp_${'b'.repeat(48)}`,
-    title: 'Tïtle "q"',
-    version: 2,
-    format: 'service-rich-document',
-    formatGeneration: 1,
-    contentSha256: 'c'.repeat(64),
-    browserHref: '/documents/x',
-    documentJson,
-    revision: 'r',
-    createdAt: '2026-01-01T00:00:00.000Z',
-    updatedAt: '2026-01-01T00:00:00.000Z',
-  });
-  const small = view('{"type":"blocks","blocks":[]}');
-  assert.is(documentDataBody(small), documentDataJson(small));
-  const large = view(`{"type":"blocks","blocks":[${'{"id":"é😀"},'.repeat(5000)}{"id":"z"}]}`);
-  const bytes = documentDataBody(large);
-  assert.ok(bytes instanceof Uint8Array);
-  assert.is(new TextDecoder().decode(bytes as Uint8Array), documentDataJson(large));
-  assert.is(documentDataBody(large), bytes, 'encoded once per view');
+test('documentDataBody: text for small documents; for large ones UTF-8 pieces that re-encode only the edited chunk', async () => {
+  const engine = createEngine({ storage: memoryStorage() });
+  const { ref, revision } = await newDocument(engine, alice);
+  const empty = await engine.documents.read(alice, ref, 'rich-json');
+  if (empty.format !== 'rich-json') throw new Error('rich-json expected');
+  assert.is(documentDataBody(empty.document), documentDataJson(empty.document), 'a small document is served as text');
+  // 600 top-level paragraphs with multi-byte text: several chunks, well over the text threshold.
+  const blocks = Array.from({ length: 50 }, (_, i) => ({ type: 'paragraph', markdown: `é😀 paragraph ${i} ${'x'.repeat(60)}` }));
+  let rev = revision;
+  let out;
+  for (let batch = 0; batch < 12; batch++) {
+    out = await mutate(engine, alice, ref, rev, { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks }, freshKey());
+    rev = out.document.revision;
+  }
+  const first = out!.document;
+  const pieces = documentDataBody(first);
+  assert.ok(Array.isArray(pieces), 'a large document is served as byte pieces');
+  const decoded = (ps: readonly Uint8Array[]) => ps.map((p) => new TextDecoder().decode(p)).join('');
+  assert.is(decoded(pieces as Uint8Array[]), documentDataJson(first));
+  assert.is(first.contentSha256, sha256Hex(JSON.stringify(JSON.parse(first.documentJson))));
+
+  const edited = await mutate(engine, alice, ref, rev, { kind: 'edit', blockId: out!.receipt.affectedBlockIds[5]!, block: { type: 'paragraph', markdown: 'changed' } }, freshKey());
+  const next = documentDataBody(edited.document) as Uint8Array[];
+  assert.is(decoded(next), documentDataJson(edited.document));
+  assert.is(edited.document.contentSha256, sha256Hex(edited.document.documentJson));
+  const shared = next.filter((p) => (pieces as Uint8Array[]).includes(p)).length;
+  assert.ok(next.length > 4, `several chunks (${next.length} pieces)`);
+  assert.is(shared, next.length - 2, 'all but the head and the edited chunk are the bytes of the version before');
+  // The earlier version still reads as itself (its pieces are encoded again where the tree moved on).
+  assert.is(decoded(documentDataBody(first) as Uint8Array[]), documentDataJson(first));
 });
 
 test.run();

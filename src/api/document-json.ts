@@ -3,44 +3,43 @@
  * @module
  */
 import type { DocumentView, MutationReceipt } from '../documents/types.ts';
+import { viewContent } from '../documents/view.ts';
+
+/** The Document object's JSON text up to (not including) its `document` member. */
+function documentHeadJson(view: DocumentView): string {
+  return (
+    `{"v":1,"documentRef":${JSON.stringify(view.documentRef)},"spaceRef":${JSON.stringify(view.spaceRef)}` +
+    `,"title":${JSON.stringify(view.title)},"version":${view.version},"format":"service-rich-document"` +
+    `,"formatGeneration":1,"contentSha256":"${view.contentSha256}","browserHref":${JSON.stringify(view.browserHref)}`
+  );
+}
 
 /**
  * The compact JSON text of the contract's Document object, with the canonical `document` text
  * spliced in as is (so `sha256(JSON.stringify(JSON.parse(text).document)) === contentSha256`).
  */
 export function documentDataJson(view: DocumentView): string {
-  return (
-    `{"v":1,"documentRef":${JSON.stringify(view.documentRef)},"spaceRef":${JSON.stringify(view.spaceRef)}` +
-    `,"title":${JSON.stringify(view.title)},"version":${view.version},"format":"service-rich-document"` +
-    `,"formatGeneration":1,"contentSha256":"${view.contentSha256}","browserHref":${JSON.stringify(view.browserHref)}` +
-    `,"document":${view.documentJson}}`
-  );
+  return `${documentHeadJson(view)},"document":${view.documentJson}}`;
 }
 
-const encoder = new TextEncoder();
-/** The bytes of the most recently served large views (a view is per document version). */
-const encoded = new Map<DocumentView, Uint8Array>();
-/** At most this many encoded views are kept (up to ~2 MB each). */
-const ENCODED_MAX = 8;
+const utf8 = new TextEncoder();
+const CLOSE = utf8.encode('}');
 
-/** Document JSON longer than this (UTF-16 units) is served as cached bytes, see {@link documentDataBody}. */
+/** Document JSON longer than this (UTF-16 units) is served as bytes, see {@link documentDataBody}. */
 const BYTES_FROM = 32 * 1024;
 
 /**
  * {@link documentDataJson} as an HTTP body piece: the text for a small document; for a large one its
- * UTF-8 bytes, encoded once per view and kept for the {@link ENCODED_MAX} most recently served views
- * (views are cached per version, so repeated reads of one version send the same bytes without
- * building, measuring or encoding a megabyte string each time).
+ * UTF-8 bytes in pieces, taken from the version's content (src/documents/content.ts).
+ * @remarks The content's bytes are the block tree's per-chunk encodings, kept until a chunk changes:
+ * after a one-block edit one chunk is encoded again, the document text is never joined, and the
+ * SHA-256 is taken over those same bytes. The pieces are copied once, into the response body.
  */
-export function documentDataBody(view: DocumentView): string | Uint8Array {
-  if (view.documentJson.length <= BYTES_FROM) return documentDataJson(view);
-  let bytes = encoded.get(view);
-  if (bytes === undefined) {
-    bytes = encoder.encode(documentDataJson(view));
-    if (encoded.size >= ENCODED_MAX) encoded.delete(encoded.keys().next().value!);
-  } else encoded.delete(view);
-  encoded.set(view, bytes);
-  return bytes;
+export function documentDataBody(view: DocumentView): string | readonly Uint8Array[] {
+  const content = viewContent(view);
+  if (content === undefined || content.length <= BYTES_FROM) return documentDataJson(view);
+  const bytes = content.bytes; // first, so that the hash (read by the head) is taken over them
+  return [utf8.encode(`${documentHeadJson(view)},"document":`), ...bytes, CLOSE];
 }
 
 /** The Document object as a plain value (parses the canonical JSON once). */

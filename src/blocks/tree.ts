@@ -44,6 +44,8 @@ interface Chunk {
   partKind: number;
   /** UTF-8 length of `part`, -1 until measured. */
   bytes: number;
+  /** UTF-8 bytes of `part`, once a reader asked for them (see {@link BlockTree.partBytes}); null when stale. */
+  encoded: Uint8Array | null;
 }
 
 /** A chunk's part starts the document (the document prefix, else a "," separator). */
@@ -57,13 +59,16 @@ const CHUNK_MAX = 128;
 const CHUNK_FILL = 64;
 
 function newChunk(ids: string[]): Chunk {
-  return { ids, part: null, partKind: 0, bytes: -1 };
+  return { ids, part: null, partKind: 0, bytes: -1, encoded: null };
 }
 
 function staleChunk(chunk: Chunk): void {
   chunk.part = null;
   chunk.bytes = -1;
+  chunk.encoded = null;
 }
+
+const utf8 = new TextEncoder();
 
 /** A write planned by a mutation: a record to set, or null to delete the block. */
 export interface BlockWrite {
@@ -393,6 +398,7 @@ export class BlockTree {
     if (kind & PART_LAST) text += DOC_SUFFIX;
     // Left a rope until read (see fragment): a version nobody reads is never flattened.
     chunk.part = text;
+    chunk.encoded = null;
     chunk.partKind = kind;
     chunk.bytes = bytes;
     return chunk.part;
@@ -420,6 +426,23 @@ export class BlockTree {
     }
     this.docParts = parts;
     return parts;
+  }
+
+  /**
+   * The UTF-8 bytes of each of `parts` (what {@link BlockTree.jsonParts} returned for some version).
+   * @remarks A part that is still the current text of its chunk is encoded once and kept with the
+   * chunk until the chunk changes, so after a one-block edit only the edited block's chunk is encoded
+   * again; a part of an older version that the tree has moved past is encoded on each call.
+   */
+  partBytes(parts: readonly string[]): Uint8Array[] {
+    const out = new Array<Uint8Array>(parts.length);
+    const chunks = this.chunks;
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]!;
+      const chunk = chunks[i];
+      out[i] = chunk !== undefined && chunk.part === part ? (chunk.encoded ??= utf8.encode(part)) : utf8.encode(part);
+    }
+    return out;
   }
 
   /**

@@ -5,25 +5,50 @@
  */
 import type { Sha256Hex } from '../hash.ts';
 
+/** Encodes a version's text pieces as UTF-8, reusing what it kept (the block tree keeps each chunk's bytes). */
+export interface PartEncoder {
+  partBytes(parts: readonly string[]): Uint8Array[];
+}
+
+const utf8 = new TextEncoder();
+const plainEncoder: PartEncoder = { partBytes: (parts) => parts.map((p) => utf8.encode(p)) };
+
 /**
  * One version's canonical rich-json `document` text and hash.
  * @remarks Holds the tree's cached JSON pieces of that version: strings shared with neighbouring
  * versions (an edit re-joins one chunk), so a version costs about one chunk of text plus an array.
  * The first read of {@link VersionContent.json} joins them, the first read of
  * {@link VersionContent.sha256} hashes them (the joined text when there is one, else piece by
- * piece); each at most once. {@link VersionContent.release} drops the joined text once the document
- * has moved on, so that kept versions do not hold a whole document each.
+ * piece); each at most once. {@link VersionContent.bytes} are the pieces as UTF-8 (for an HTTP
+ * answer), from the encoder's kept chunks; the hash is taken over them when they exist.
+ * {@link VersionContent.release} drops the joined text and the bytes once the document has moved on,
+ * so that kept versions do not hold a whole document each.
  */
 export class VersionContent {
   private text: string | null = null;
+  private encoded: readonly Uint8Array[] | null = null;
   private hash: string | null;
 
   constructor(
     private readonly parts: readonly string[],
     private readonly hasher: Sha256Hex,
     knownHash: string | null = null,
+    private readonly encoder: PartEncoder = plainEncoder,
   ) {
     this.hash = knownHash;
+  }
+
+  /** Length of {@link VersionContent.json} in UTF-16 units, without joining it. */
+  get length(): number {
+    if (this.text !== null) return this.text.length;
+    let n = 0;
+    for (let i = 0; i < this.parts.length; i++) n += this.parts[i]!.length;
+    return n;
+  }
+
+  /** The text's UTF-8 bytes in pieces (their concatenation is the encoded text), built on first read. */
+  get bytes(): readonly Uint8Array[] {
+    return (this.encoded ??= this.encoder.partBytes(this.parts));
   }
 
   /** The canonical JSON text, joined on first read (and again only after a release). */
@@ -33,12 +58,13 @@ export class VersionContent {
 
   /** Hex SHA-256 of {@link VersionContent.json}, computed on first read. */
   get sha256(): string {
-    return (this.hash ??= this.hasher(this.text ?? this.parts));
+    return (this.hash ??= this.hasher(this.encoded ?? this.text ?? this.parts));
   }
 
-  /** Drop the joined text (kept: the pieces, and the hash when computed). */
+  /** Drop the joined text and the bytes (kept: the pieces, and the hash when computed). */
   release(): void {
     this.text = null;
+    this.encoded = null;
   }
 }
 

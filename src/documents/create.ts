@@ -40,7 +40,7 @@ export async function createDocument(ctx: DocumentsContext, job: CreateJob): Pro
     }
   }
   // Hashed now: a new document is small, and a stored hash serves lists and other processes.
-  const content = new VersionContent(tree.jsonParts(), sha256);
+  const content = new VersionContent(tree.jsonParts(), sha256, null, tree);
   const head: DocumentHead = {
     documentRef,
     spaceRef: refs.spaceRef(),

@@ -15,8 +15,10 @@ const para = (markdown: string) => ({ kind: 'create', parentBlockId: null, befor
 /** An engine whose SHA-256 counts the document contents it hashes (request fingerprints aside). */
 function countingEngine(storage: Storage = memoryStorage(), seed = 1) {
   const hashed: string[] = [];
-  const sha256 = (data: string | Uint8Array | readonly string[]) => {
-    const text = typeof data === 'string' ? data : data instanceof Uint8Array ? '' : data.join('');
+  const decoder = new TextDecoder();
+  const sha256 = (data: string | Uint8Array | readonly (string | Uint8Array)[]) => {
+    const text =
+      typeof data === 'string' ? data : data instanceof Uint8Array ? '' : data.map((p) => (typeof p === 'string' ? p : decoder.decode(p))).join('');
     if (text.startsWith('{"type":"blocks"')) hashed.push(text);
     return sha256Hex(data);
   };

@@ -82,7 +82,7 @@ export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Pr
     );
   }
   // The version's text and hash are left to the first reader: only its pieces are kept.
-  const content = new VersionContent(loaded.tree.jsonParts(), deps.sha256);
+  const content = new VersionContent(loaded.tree.jsonParts(), deps.sha256, null, loaded.tree);
   const now = Math.max(deps.clock.now(), base.updatedAt);
   const newHead: DocumentHead = {
     documentRef: base.documentRef,

@@ -43,7 +43,15 @@ export type ViewDeps = Pick<EngineDeps, 'baseUrl' | 'sha256'>;
  * lock, or right after a mutation applied it).
  */
 export function contentOf(loaded: Loaded, sha256: EngineDeps['sha256']): VersionContent {
-  return (loaded.content ??= new VersionContent(loaded.tree.jsonParts(), sha256, loaded.head.contentSha256 || null));
+  return (loaded.content ??= new VersionContent(loaded.tree.jsonParts(), sha256, loaded.head.contentSha256 || null, loaded.tree));
+}
+
+/** The content behind each view built by {@link viewOf}. */
+const viewContents = new WeakMap<DocumentView, VersionContent>();
+
+/** The lazy content a view reads its `documentJson` and `contentSha256` from (for its UTF-8 bytes). */
+export function viewContent(view: DocumentView): VersionContent | undefined {
+  return viewContents.get(view);
 }
 
 /**
@@ -75,6 +83,7 @@ export function viewOf(loaded: Loaded, deps: ViewDeps): DocumentView {
     createdAt: (loaded.createdIso ??= isoTimestamp(h.createdAt)),
     updatedAt: isoTimestamp(h.updatedAt),
   };
+  viewContents.set(loaded.view, content);
   return loaded.view;
 }
 

@@ -185,8 +185,10 @@ export const mutateDocument = defineOperation({
       data = `{"v":1,"document":${document}${receipt}`;
       tooLarge = exceedsBytes(data, MAX_RESPONSE_BODY - 1024);
     } else {
-      data = [DATA_HEAD, document, receipt];
-      tooLarge = DATA_HEAD.length + document.byteLength + receipt.length > MAX_RESPONSE_BODY - 1024;
+      data = [DATA_HEAD, ...document, receipt];
+      let bytes = DATA_HEAD.length + receipt.length;
+      for (const piece of document) bytes += piece.byteLength;
+      tooLarge = bytes > MAX_RESPONSE_BODY - 1024;
     }
     if (tooLarge) {
       // The write is committed; say so, so that a client does not retry it as if nothing happened.
