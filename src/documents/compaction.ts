@@ -38,7 +38,7 @@ export class Compactor {
       if (!loaded || !this.due(loaded)) return;
       const version = loaded.head.version;
       const snapshot = loaded.tree.snapshot();
-      await this.storage.commit([{ kind: 'document.compact', documentRef: ref, snapshotVersion: version, snapshot }]);
+      await this.storage.commit([{ kind: 'document.compact', documentRef: ref, snapshotVersion: version, generation: loaded.head.generation, snapshot }]);
       if (this.cache.peek(ref) === loaded) {
         loaded.logCount = loaded.logBytes = 0;
         loaded.snapshotBytes = snapshot.byteLength;
