@@ -27,7 +27,7 @@ export interface CompactionPolicy {
 export const REBUILD_STRUCTS_PER_BLOCK = 2;
 
 /** True when `tree`'s history outweighs its content (see {@link REBUILD_STRUCTS_PER_BLOCK}). */
-export function historyOutweighs(tree: BlockTree): boolean {
+function historyOutweighs(tree: BlockTree): boolean {
   return tree.structCount > REBUILD_STRUCTS_PER_BLOCK * Math.max(1, tree.size);
 }
 
@@ -67,9 +67,9 @@ export class Compactor {
    * One compaction, under the document's lock: the snapshot at the cached head (of a rebuilt tree
    * when the history outweighs the content, as generation + 1), the folded stretch of the log kept
    * in the same batch while a receipt of it may replay.
-   * @remarks Skipped when storage holds another generation or nothing to fold; a batch that loses a
-   * race with another process's compaction or append drops the cached copy (storage is the truth)
-   * and is not an error.
+   * @remarks Skipped, dropping the cached copy (storage is the truth), when storage holds another
+   * generation or nothing to fold; a batch that loses a race with another process's compaction or
+   * append drops it too, and is not an error.
    */
   private async compact(ref: string): Promise<void> {
     const loaded = this.cache.peek(ref);
@@ -77,20 +77,22 @@ export class Compactor {
     this.history.maybeSweep();
     const head = loaded.head;
     const version = head.version;
+    // Taken before any await: a reader may catch the cached tree up meanwhile (the lock holds off
+    // only this process's writes), and the snapshot must be of `version` exactly.
+    const rebuild = historyOutweighs(loaded.tree);
+    const tree = rebuild ? loaded.tree.rebuilt() : loaded.tree;
+    const generation = head.generation + (rebuild ? 1 : 0);
+    const snapshot = tree.snapshot();
     const ops: BatchOp[] = [];
     // The new snapshot serves the head's version; the versions before it need the stretch while the
     // newest of their receipts (that of the version before the head) replays.
     const foldedUntil = loaded.previousUpdatedAt;
     if (this.history.replayable(foldedUntil)) {
       const stored = await this.storage.loadDocument(ref);
-      if (!stored || stored.head.generation !== head.generation || stored.head.version < version) return this.cache.drop(ref);
-      if (stored.head.snapshotVersion >= version) return;
+      // Another process rebuilt or compacted it past this version: reload from storage next time.
+      if (!stored || stored.head.generation !== head.generation || stored.head.snapshotVersion >= version) return this.cache.drop(ref);
       ops.push(await this.history.keepOp(stored, version, foldedUntil));
     }
-    const rebuild = historyOutweighs(loaded.tree);
-    const tree = rebuild ? loaded.tree.rebuilt() : loaded.tree;
-    const generation = head.generation + (rebuild ? 1 : 0);
-    const snapshot = tree.snapshot();
     ops.push({ kind: 'document.compact', documentRef: ref, snapshotVersion: version, generation, snapshot });
     try {
       await this.storage.commit(ops);
