@@ -123,7 +123,12 @@ export class FoldedHistory {
     return { kind: 'record.put', collection: HISTORY_COLLECTION, key: keyOf(stored.head.documentRef, from), value, expectedRevision: null, index: expiryIndex(updatedAt) };
   }
 
-  /** The kept stretch of `documentRef` that rebuilds `version`, or null. */
+  /**
+   * The kept stretch of `documentRef` that rebuilds `version`, or null.
+   * @remarks Reads every stretch kept for the document (one per compaction in the retention window):
+   * only a replay of a version that is both out of the loaded document's ring and compacted away
+   * comes here, and each version's hash is derived once (see `VersionRegistry`).
+   */
   async find(documentRef: string, version: number): Promise<Stretch | null> {
     const records = await this.storage.listRecords<StoredStretch>(HISTORY_COLLECTION, `${documentRef}\u0000`);
     for (const { value } of records) {
