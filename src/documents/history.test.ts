@@ -192,6 +192,31 @@ test('a rebuild changes no read, revision, version or receipt, also for an engin
   assert.match(readByA.format === 'markdown' ? readByA.markdown : '', 'and then by B');
 });
 
+test('two engines compacting from the same snapshot: one keeps the stretch, the other steps back without an error', async () => {
+  const clock = manualClock();
+  const shared = memoryStorage();
+  const { gated, open } = gatedCompactions(shared);
+  const errors: string[] = [];
+  const onError = (_: unknown, source: string) => void errors.push(source);
+  const a = createEngine({ storage: gated, ids: seededIds(13), clock, idempotencyRetentionMs: 2 * HOUR, documents: { compactEvery: 8 }, onError });
+  const b = createEngine({ storage: shared, ids: seededIds(14), clock, idempotencyRetentionMs: 2 * HOUR, documents: { compactEvery: 8 }, onError });
+  const { ref, made } = await editHistory(a, 7, clock);
+  await b.documents.read(alice, ref);
+  // A's 8th write makes its compaction due; it waits at the gate while B compacts from the same snapshot.
+  const eighth = await mutate(a, alice, ref, made.at(-1)!.out.document.revision, para('eighth'));
+  const ninth = await mutate(b, alice, ref, eighth.document.revision, para('ninth'));
+  await b.documents.flush();
+  assert.is((await shared.getDocumentHead(ref))!.snapshotVersion, ninth.receipt.resultingVersion);
+  open();
+  await a.documents.flush();
+  assert.equal(errors, []);
+  assert.is((await shared.listRecords(HISTORY_COLLECTION)).length, 1, 'one stretch from that snapshot');
+  const read = await a.documents.read(alice, ref, 'markdown');
+  assert.is(read.version, ninth.receipt.resultingVersion);
+  assert.match(read.format === 'markdown' ? read.markdown : '', 'ninth');
+  await replaysSame(a, ref, made, [0, 3, 6]);
+});
+
 test('an engine whose cached tree is of the old history at the rebuilt version writes on the new one', async () => {
   const clock = manualClock();
   const shared = memoryStorage();
