@@ -140,7 +140,11 @@ export class FoldedHistory {
     return null;
   }
 
-  /** Remove expired stretches in the background (at most once per sweep interval). */
+  /**
+   * Remove expired stretches in the background (at most once per sweep interval).
+   * @remarks Called at every compaction: once compactions stop, the stretches of the last window stay
+   * until the next one (as many as that window had compactions).
+   */
   maybeSweep(): void {
     this.sweeper.maybeSweep();
   }
