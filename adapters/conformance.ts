@@ -31,6 +31,8 @@ export type { RegisterTest, StorageHarness, StorageSetup } from './conformance/h
  * The suite pins the port's contract, including choices the port's prose leaves open:
  * - an append keeps the stored `snapshotVersion` whatever its head says (the storage owns it);
  * - compact accepts `snapshotVersion` between the stored snapshot's version and the current version;
+ * - an append must carry the stored `generation`; a compact carries it too, or generation + 1 (a
+ *   rebuild), which only the current version accepts, and the stored head takes it;
  * - `loadUpdates` returns null for an unknown document;
  * - a record's `expectedRevision` number never matches an absent record; revisions restart at 1
  *   after a delete;

@@ -73,7 +73,7 @@ function commitOp(storage: Storage, writer: number): () => Promise<void> {
   const ref = `doc-${writer}`;
   const update = new Uint8Array(200).fill(7 + writer);
   const head = (v: number) => ({
-    documentRef: ref, spaceRef: 'spc', accountId: 'acct', title: 'bench', version: v, snapshotVersion: 1,
+    documentRef: ref, spaceRef: 'spc', accountId: 'acct', title: 'bench', version: v, snapshotVersion: 1, generation: 0,
     contentSha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', blockCount: 10, createdAt: 1, updatedAt: v,
   });
   let created = false;

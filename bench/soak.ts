@@ -7,8 +7,10 @@
  * - final folder ≤ 2× (compacted state + the records of one retention window): after the loop the
  *   soak waits for the next idempotency sweep (src/idempotency/sweep.ts sweeps at most once a
  *   minute, so up to a minute of records outlive their retention), writes a checkpoint, and adds the
- *   checkpoint bytes of one retention window's records (measured per swept record) to that size.
- * It also prints the heap after the sweep and the heap of a fresh engine that reopened the folder.
+ *   checkpoint bytes of one retention window's records (measured per swept record, counted at the
+ *   edit rate of the last sampling interval) to that size.
+ * It also prints the heap after the sweep, the heap of a fresh engine that reopened the folder, how
+ * often the document was rebuilt on a fresh Yjs history, and the folded log kept for replays.
  *
  * Runs only when named: `npm run bench -- soak`. Settings: KW_SOAK_EDITS (default 1,000,000),
  * KW_SOAK_RETENTION_MS (default 2000, at most 60000), KW_SOAK_MAX_SECONDS (default 600: the loop stops there with
@@ -22,6 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lowdbStorage } from '../adapters/lowdb/index.ts';
 import { createEngine } from '../src/engine.ts';
+import { HISTORY_COLLECTION } from '../src/documents/history.ts';
 import { IDEMPOTENCY_COLLECTION } from '../src/idempotency/idempotency.ts';
 import { actor, buildDocument, fmt, key, table } from './mutations.ts';
 
@@ -57,6 +60,10 @@ interface LoopResult {
   settled: { heap: number; folder: number; seconds: number };
   /** Checkpoint bytes per idempotency record (the difference the sweep made, per record it removed). */
   recordBytes: number;
+  /** Folded stretches of the log kept at the end of the loop (for receipts that may replay), and their JSON bytes. */
+  history: { count: number; bytes: number };
+  /** The document's history generation at the end: how many times it was rebuilt on a fresh Y.Doc. */
+  generation: number;
 }
 
 const sweepEvery = sweepIntervalFor;
@@ -105,6 +112,8 @@ async function editLoop(dir: string, o: Settings): Promise<LoopResult> {
     await storage.checkpoint();
     const compacted = folderBytes(dir);
     const before = (await storage.listRecords(IDEMPOTENCY_COLLECTION)).length;
+    const stretches = await storage.listRecords(HISTORY_COLLECTION);
+    const history = { count: stretches.length, bytes: stretches.reduce((n, r) => n + JSON.stringify(r.value).length, 0) };
     // Settle: past one sweep interval (and the retention), one more edit starts the sweep; flush awaits it.
     const settleMs = sweepEvery(o.retentionMs) + o.retentionMs + 500;
     console.log(`  settling: ${(settleMs / 1000).toFixed(1)} s until the next idempotency sweep (${fmt(before)} records kept now)`);
@@ -116,7 +125,7 @@ async function editLoop(dir: string, o: Settings): Promise<LoopResult> {
     await storage.checkpoint();
     const folder = folderBytes(dir);
     const recordBytes = swept > 0 ? (compacted - folder) / swept : 0;
-    return { samples, done, stoppedEarly, ref: state.ref, compacted, settled: { heap, folder, seconds: (performance.now() - t0) / 1000 }, recordBytes };
+    return { samples, done, stoppedEarly, ref: state.ref, compacted, settled: { heap, folder, seconds: (performance.now() - t0) / 1000 }, recordBytes, history, generation: (await storage.getDocumentHead(state.ref))?.generation ?? 0 };
   } finally {
     await engine.close();
   }
@@ -150,17 +159,21 @@ export async function runSoak(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kw-soak-'));
   console.log(`\nsoak: ${fmt(o.edits)} edits of a 10-block document on lowdb (fsync ${o.fsync ? 'on' : 'off'}), idempotency retention ${o.retentionMs} ms, at most ${o.maxMs / 1000} s, in ${dir}`);
   try {
-    const { samples, done, stoppedEarly, ref, compacted, settled, recordBytes } = await editLoop(dir, o);
+    const { samples, done, stoppedEarly, ref, compacted, settled, recordBytes, history, generation } = await editLoop(dir, o);
     const reopened = await reopenedHeap(dir, ref);
     const first = samples.find((s) => s.edits === 10_000);
     const last = samples.at(-1)!;
     if (!first) throw new Error(`the soak stopped before 10,000 edits (${done}); nothing to compare`);
     const rate = done / last.seconds;
+    // The records in the folder at the end are those of the last window: count them at the rate of
+    // the last sampling interval (the machine's load moves the rate during a run), not the average.
+    const previous = samples.at(-2);
+    const endRate = previous && last.seconds > previous.seconds ? (last.edits - previous.edits) / (last.seconds - previous.seconds) : rate;
     // The reference of the folder target: the compacted state after the sweep plus the records of one retention window.
-    const window = settled.folder + recordBytes * rate * (o.retentionMs / 1000);
+    const window = settled.folder + recordBytes * endRate * (o.retentionMs / 1000);
     const heapRatio = last.heap / first.heap;
     const folderRatio = last.folder / window;
-    console.log(`soak: ${fmt(done)} edits in ${last.seconds.toFixed(0)} s (${fmt(rate)} edits/s)${stoppedEarly ? ', stopped early by the time limit' : ''}`);
+    console.log(`soak: ${fmt(done)} edits in ${last.seconds.toFixed(0)} s (${fmt(rate)} edits/s; ${fmt(endRate)} edits/s over the last interval)${stoppedEarly ? ', stopped early by the time limit' : ''}`);
     const later = samples.filter((s) => s.edits > 10_000);
     const span = (pick: (s: Sample) => number) => (later.length ? `${mb(Math.min(...later.map(pick)))}-${mb(Math.max(...later.map(pick)))}` : '-');
     table([
@@ -170,8 +183,9 @@ export async function runSoak(): Promise<void> {
     ], `Soak: ${fmt(done)} edits on lowdb, final vs reference (×, target ≤ 2)`, 3, 2, true);
     console.log(`after the sweep: heap ${(settled.heap / first.heap).toFixed(2)}× the 10,000-edit heap; a fresh engine over the compacted folder: heap ${mb(reopened)} MB`);
     console.log(`checkpoint before the sweep ${mb(compacted)} MB; ${recordBytes.toFixed(0)} bytes per idempotency record in a checkpoint`);
+    console.log(`the document was rebuilt ${fmt(generation)} times (history generation); ${history.count} folded stretches of its log kept at the end (${mb(history.bytes)} MB)`);
     const keptMs = sweepEvery(o.retentionMs) + o.retentionMs;
-    console.log(`idempotency records kept by design: up to retention + sweep interval = ${(keptMs / 1000).toFixed(0)} s of edits, ~${fmt((keptMs / 1000) * rate)} records at this rate`);
+    console.log(`idempotency records kept by design: up to retention + sweep interval = ${(keptMs / 1000).toFixed(0)} s of edits, ~${fmt((keptMs / 1000) * endRate)} records at the last interval's rate`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -18,6 +18,15 @@ export interface DocumentHead {
   version: number;
   /** The version the stored snapshot is at (<= version). */
   snapshotVersion: number;
+  /**
+   * The generation of the document's Yjs history: 0 at creation, +1 each time the document is
+   * rebuilt (a compaction that writes a snapshot with a fresh history, rebuilt from the content; see
+   * {@link BatchOp} `document.compact`). An update applies only to a Y.Doc of the generation it was
+   * made in: a process that holds a Y.Doc of an older generation must load the snapshot again, and a
+   * live co-editing peer must drop its Y.Doc and sync again from the snapshot. The storage owns it:
+   * an append must carry the stored generation, a compaction sets it.
+   */
+  generation: number;
   contentSha256: string;
   blockCount: number;
   createdAt: number;
@@ -53,10 +62,13 @@ export interface HeadCursor {
 /**
  * One operation of an atomic batch.
  * - `document.create`: fails if the document exists.
- * - `document.append`: `head.version` must be exactly the stored version + 1; replaces the head and
- *   appends the update.
+ * - `document.append`: `head.version` must be exactly the stored version + 1 and `head.generation`
+ *   the stored generation; replaces the head and appends the update.
  * - `document.compact`: replaces the snapshot with one at `snapshotVersion` (<= current version) and
- *   drops logged updates at or below it.
+ *   drops logged updates at or below it. `generation` is the stored generation (the snapshot
+ *   continues the same Yjs history) or the stored generation + 1 (a rebuild: a snapshot with a fresh
+ *   history, allowed only at the current version, since no logged update applies to it); the stored
+ *   head takes it.
  * - `record.put`: `expectedRevision` null means "must not exist", a number means "must be at that
  *   revision", absent means unconditional.
  * - `record.delete`: deletes if present; with `expectedRevision`, only at that revision.
@@ -64,7 +76,7 @@ export interface HeadCursor {
 export type BatchOp =
   | { kind: 'document.create'; head: DocumentHead; snapshot: Uint8Array }
   | { kind: 'document.append'; head: DocumentHead; update: Uint8Array }
-  | { kind: 'document.compact'; documentRef: string; snapshotVersion: number; snapshot: Uint8Array }
+  | { kind: 'document.compact'; documentRef: string; snapshotVersion: number; generation: number; snapshot: Uint8Array }
   | { kind: 'record.put'; collection: string; key: string; value: unknown; expectedRevision?: number | null; index?: RecordIndexEntry }
   | { kind: 'record.delete'; collection: string; key: string; expectedRevision?: number }
   | { kind: 'stream.append'; stream: string; seq: number; value: unknown };

@@ -68,7 +68,7 @@ export function documentTests(it: RegisterTest): void {
     await storage.commit([create('doc-1'), append('doc-1', 2), append('doc-1', 3), compact('doc-1', 2), put('c', 'k', 1, null), put('c', 'k', 2, 1)]);
     const doc = await storage.loadDocument('doc-1');
     assert.equal({ version: doc?.head.version, snapshotVersion: doc?.head.snapshotVersion }, { version: 3, snapshotVersion: 2 });
-    assert.equal(Array.from(doc?.snapshot ?? []), Array.from(bytes('snap:doc-1:2')));
+    assert.equal(Array.from(doc?.snapshot ?? []), Array.from(bytes('snap:doc-1:2:0')));
     assert.equal(doc?.updates.map((u) => u.version), [3]);
     assert.equal(await storage.getRecord('c', 'k'), { key: 'k', value: 2, revision: 2 });
     await rejectsWithConflict(storage.commit([append('doc-1', 4), append('doc-1', 4)]), 1);
@@ -101,7 +101,7 @@ export function documentTests(it: RegisterTest): void {
     const doc = await storage.loadDocument('doc-1');
     assert.equal(plainDoc(doc), {
       head: head('doc-1', 6, { snapshotVersion: 4 }),
-      snapshot: Array.from(bytes('snap:doc-1:4')),
+      snapshot: Array.from(bytes('snap:doc-1:4:0')),
       updates: [5, 6].map((v) => ({ version: v, update: Array.from(bytes(`upd:doc-1:${v}`)) })),
     });
     assert.equal(await storage.getDocumentHead('doc-1'), head('doc-1', 6, { snapshotVersion: 4 }));
@@ -119,6 +119,40 @@ export function documentTests(it: RegisterTest): void {
     await rejectsWithConflict(storage.commit([compact('doc-1', 2)]), 0);
     await rejectsWithConflict(storage.commit([compact('ghost', 1)]), 0);
     assert.equal(await dump(storage, ['doc-1'], [], []), before);
+  });
+
+  it('a rebuild (compact at the current version with generation + 1) sets the generation; appends must carry it', async ({ storage }) => {
+    await storage.commit([create('doc-1')]);
+    await appendVersions(storage, 'doc-1', 2, 4);
+    await storage.commit([compact('doc-1', 4, 1)]);
+    assert.equal(plainDoc(await storage.loadDocument('doc-1')), {
+      head: head('doc-1', 4, { snapshotVersion: 4, generation: 1 }),
+      snapshot: Array.from(bytes('snap:doc-1:4:1')),
+      updates: [],
+    });
+    const before = await dump(storage, ['doc-1'], [], ['acct_a']);
+    await rejectsWithConflict(storage.commit([append('doc-1', 5)]), 0);
+    await rejectsWithConflict(storage.commit([append('doc-1', 5, { generation: 2 })]), 0);
+    assert.equal(await dump(storage, ['doc-1'], [], ['acct_a']), before, 'an append of another generation writes nothing');
+    await storage.commit([append('doc-1', 5, { generation: 1 }), append('doc-1', 6, { generation: 1 })]);
+    await storage.commit([compact('doc-1', 5, 1)]);
+    assert.equal(await storage.getDocumentHead('doc-1'), head('doc-1', 6, { snapshotVersion: 5, generation: 1 }));
+    assert.equal((await storage.loadUpdates('doc-1', 5))?.map((u) => u.version), [6]);
+  });
+
+  it('a compaction of another generation, or a rebuild below the current version, rejects and writes nothing', async ({ storage }) => {
+    await storage.commit([create('doc-1')]);
+    await appendVersions(storage, 'doc-1', 2, 4);
+    const before = await dump(storage, ['doc-1'], [], ['acct_a']);
+    await rejectsWithConflict(storage.commit([compact('doc-1', 3, 1)]), 0);
+    await rejectsWithConflict(storage.commit([compact('doc-1', 4, 2)]), 0);
+    await rejectsWithConflict(storage.commit([compact('doc-1', 4, -1)]), 0);
+    await rejectsWithConflict(storage.commit([append('doc-1', 5), compact('doc-1', 4, 1)]), 1);
+    assert.equal(await dump(storage, ['doc-1'], [], ['acct_a']), before);
+    // Within one batch, a rebuild makes the next append carry the new generation.
+    await rejectsWithConflict(storage.commit([compact('doc-1', 4, 1), append('doc-1', 5)]), 1);
+    await storage.commit([compact('doc-1', 4, 1), append('doc-1', 5, { generation: 1 })]);
+    assert.equal((await storage.getDocumentHead('doc-1'))?.generation, 1);
   });
 
   it('append keeps the stored snapshotVersion whatever its head says', async ({ storage }) => {

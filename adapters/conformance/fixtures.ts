@@ -21,6 +21,7 @@ export function head(ref: string, version: number, extra: Partial<DocumentHead> 
     title: `Title of ${ref} ✓`,
     version,
     snapshotVersion: 1,
+    generation: 0,
     contentSha256: `sha-${ref}-${version}`,
     blockCount: version,
     createdAt: 1_000,
@@ -41,12 +42,13 @@ export const append = (ref: string, version: number, extra: Partial<DocumentHead
   head: head(ref, version, extra),
   update,
 });
-/** A `document.compact` of `ref` to `snapshotVersion`. */
-export const compact = (ref: string, snapshotVersion: number): BatchOp => ({
+/** A `document.compact` of `ref` to `snapshotVersion`, writing a snapshot of history `generation` (default 0). */
+export const compact = (ref: string, snapshotVersion: number, generation = 0): BatchOp => ({
   kind: 'document.compact',
   documentRef: ref,
   snapshotVersion,
-  snapshot: bytes(`snap:${ref}:${snapshotVersion}`),
+  generation,
+  snapshot: bytes(`snap:${ref}:${snapshotVersion}:${generation}`),
 });
 /** A `record.put`, with `expectedRevision` and `index` only when given. */
 export function put(collection: string, key: string, value: unknown, expectedRevision?: number | null, index?: RecordIndexEntry): BatchOp {

@@ -49,7 +49,7 @@ export function lifecycleTests(it: RegisterTest, name: string): void {
     assert.throws(() => storage.subscribe(streamTopic('s'), () => {}), /closed/, 'subscribe throws after close()');
   });
 
-  it('reopen reads back documents, logs, compaction and records exactly', async ({ storage, reopen }) => {
+  it('reopen reads back documents, logs, compaction (and rebuild generations) and records exactly', async ({ storage, reopen }) => {
     if (reopen === undefined) {
       console.log(`  (skipped for ${name}: setup gives no reopen, the adapter is not persistent)`);
       return;
@@ -60,6 +60,7 @@ export function lifecycleTests(it: RegisterTest, name: string): void {
     await storage.commit([compact('doc-a', 4), put('meta', 'k1', { a: 2 }, 1), put('meta', 'k3', 3), put('other', 'x', null)]);
     await storage.commit([append('doc-a', 7, { title: 'after compaction ✓' }, ALL_BYTES), del('meta', 'k3')]);
     await storage.commit([create('doc-c', { updatedAt: 1_007 })]);
+    await storage.commit([append('doc-c', 2), compact('doc-c', 2, 1), append('doc-c', 3, { generation: 1, updatedAt: 1_008 })]);
     const scope = [['doc-a', 'doc-b', 'doc-c', 'doc-x'], ['meta', 'other'], ['acct_a', 'acct_b']] as const;
     const before = await dump(storage, [...scope[0]], [...scope[1]], [...scope[2]]);
     await storage.close();
@@ -69,7 +70,8 @@ export function lifecycleTests(it: RegisterTest, name: string): void {
     assert.is(await again.loadUpdates('doc-a', 3), null);
     assert.equal((await again.loadUpdates('doc-a', 5))?.map((u) => u.version), [6, 7]);
     await rejectsWithConflict(again.commit([append('doc-a', 7)]), 0);
-    await again.commit([append('doc-a', 8), put('meta', 'k1', { a: 3 }, 2)]);
+    await rejectsWithConflict(again.commit([append('doc-c', 4)]), 0);
+    await again.commit([append('doc-a', 8), put('meta', 'k1', { a: 3 }, 2), append('doc-c', 4, { generation: 1 })]);
     const after = await dump(again, [...scope[0]], [...scope[1]], [...scope[2]]);
     await again.close();
 

@@ -34,13 +34,16 @@ function modelCommit(model: Model, ops: BatchOp[]): Model | number {
       m.docs[op.head.documentRef] = { head: { ...op.head }, snapshot: Array.from(op.snapshot), updates: [] };
     } else if (op.kind === 'document.append') {
       const d = m.docs[op.head.documentRef];
-      if (!d || op.head.version !== d.head.version + 1) return i;
+      if (!d || op.head.version !== d.head.version + 1 || op.head.generation !== d.head.generation) return i;
       d.head = { ...op.head, snapshotVersion: d.head.snapshotVersion };
       d.updates.push({ version: op.head.version, update: Array.from(op.update) });
     } else if (op.kind === 'document.compact') {
       const d = m.docs[op.documentRef];
       if (!d || op.snapshotVersion < d.head.snapshotVersion || op.snapshotVersion > d.head.version) return i;
+      const rebuild = op.generation === d.head.generation + 1;
+      if (!(op.generation === d.head.generation || (rebuild && op.snapshotVersion === d.head.version))) return i;
       d.head.snapshotVersion = op.snapshotVersion;
+      d.head.generation = op.generation;
       d.snapshot = Array.from(op.snapshot);
       d.updates = d.updates.filter((u) => u.version > op.snapshotVersion);
     } else if (op.kind === 'stream.append') {
@@ -72,6 +75,7 @@ function concreteOp(spec: OpSpec, model: Model, ns: string, stamp: number): Batc
   const current = model.docs[ref]?.head;
   const version = current?.version ?? 0;
   const sv = current?.snapshotVersion ?? 1;
+  const generation = current?.generation ?? 0;
   const collection = `${ns}-c`;
   const key = `k${spec.key}`;
   const revision = model.records[`${collection}\u0000${key}`]?.revision ?? 0;
@@ -79,9 +83,11 @@ function concreteOp(spec: OpSpec, model: Model, ns: string, stamp: number): Batc
     case 0:
       return create(ref, { accountId, updatedAt: stamp }, bytes(`${ref}:${spec.value}`));
     case 1:
-      return append(ref, version + [1, 1, 0, 2][spec.variant], { accountId, updatedAt: stamp, snapshotVersion: sv }, bytes(`u${spec.value}`));
+      // Mostly the stored generation; now and then a stale or future one.
+      return append(ref, version + [1, 1, 0, 2][spec.variant], { accountId, updatedAt: stamp, snapshotVersion: sv, generation: generation + [0, 0, 0, 1, -1][spec.value % 5] }, bytes(`u${spec.value}`));
     case 2:
-      return compact(ref, [version, sv + 1, version + 1, sv - 1][spec.variant]);
+      // The same generation, a rebuild (+1: valid only at the current version), or a wrong one.
+      return compact(ref, [version, sv + 1, version + 1, sv - 1][spec.variant], generation + [0, 1, 1, 2, -1][spec.value % 5]);
     case 3: {
       // Two partitions and no index; three sort keys, so ties are common.
       const partition = [`${ns}-p0`, `${ns}-p1`, null][spec.value % 3];

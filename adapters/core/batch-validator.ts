@@ -7,10 +7,11 @@
 import { StorageConflictError } from '../../src/ports.ts';
 import type { PreparedOp } from './prepared-op.ts';
 
-/** What validation needs to know about a document: its version and its snapshot's version. */
+/** What validation needs to know about a document: its version, its snapshot's version and its history generation. */
 export interface DocFacts {
   readonly version: number;
   readonly snapshotVersion: number;
+  readonly generation: number;
 }
 
 /**
@@ -52,7 +53,9 @@ function conflict(index: number, op: PreparedOp, reason: string): StorageConflic
  * @returns the batch's effects, for a journaling adapter to fold into its pending projection.
  * @throws StorageConflictError naming the first failing op; nothing has been changed anywhere.
  * @remarks Semantics (the conformance suite pins them): create needs an absent document; append needs
- * `head.version === version + 1`; compact needs `snapshotVersion <= snapshotVersion' <= version`; put
+ * `head.version === version + 1` and `head.generation === generation`; compact needs
+ * `snapshotVersion <= snapshotVersion' <= version` with `generation' === generation`, or
+ * `snapshotVersion' === version` with `generation' === generation + 1` (a rebuild); put
  * with `expectedRevision` null needs an absent record, with a number needs exactly that revision;
  * delete with a number needs exactly that revision, without one always succeeds; a stream append
  * needs `seq === head + 1`.
@@ -87,7 +90,7 @@ export function validateBatch(committed: FactSource, ops: readonly PreparedOp[],
       case 'document.create': {
         const ref = op.head.documentRef;
         if (docOf(ref) !== null) throw conflict(i, op, `document ${ref} already exists`);
-        fx.docs.set(ref, { version: op.head.version, snapshotVersion: op.head.snapshotVersion });
+        fx.docs.set(ref, { version: op.head.version, snapshotVersion: op.head.snapshotVersion, generation: op.head.generation });
         break;
       }
       case 'document.append': {
@@ -97,7 +100,10 @@ export function validateBatch(committed: FactSource, ops: readonly PreparedOp[],
         if (op.head.version !== doc.version + 1) {
           throw conflict(i, op, `document ${ref} is at version ${doc.version}; an append must carry ${doc.version + 1}, got ${op.head.version}`);
         }
-        fx.docs.set(ref, { version: op.head.version, snapshotVersion: doc.snapshotVersion });
+        if (op.head.generation !== doc.generation) {
+          throw conflict(i, op, `document ${ref} is at generation ${doc.generation}; an append must carry it, got ${op.head.generation}`);
+        }
+        fx.docs.set(ref, { version: op.head.version, snapshotVersion: doc.snapshotVersion, generation: doc.generation });
         break;
       }
       case 'document.compact': {
@@ -111,7 +117,14 @@ export function validateBatch(committed: FactSource, ops: readonly PreparedOp[],
             `document ${ref}: snapshotVersion ${op.snapshotVersion} is outside ${doc.snapshotVersion}..${doc.version}`,
           );
         }
-        fx.docs.set(ref, { version: doc.version, snapshotVersion: op.snapshotVersion });
+        const rebuild = op.generation === doc.generation + 1;
+        if (op.generation !== doc.generation && !rebuild) {
+          throw conflict(i, op, `document ${ref} is at generation ${doc.generation}; a compaction must carry it (or ${doc.generation + 1} for a rebuild), got ${op.generation}`);
+        }
+        if (rebuild && op.snapshotVersion !== doc.version) {
+          throw conflict(i, op, `document ${ref}: a rebuild (generation ${op.generation}) must be at the current version ${doc.version}, got ${op.snapshotVersion}`);
+        }
+        fx.docs.set(ref, { version: doc.version, snapshotVersion: op.snapshotVersion, generation: op.generation });
         break;
       }
       case 'record.put': {

@@ -47,7 +47,7 @@ export class MemoryCore implements FactSource {
   /** Each stream's entries as JSON text; entry seq n is at n - 1. Only pushed to. */
   private readonly streams = new Map<string, string[]>();
 
-  /** {@link FactSource}: the current head (which carries version and snapshotVersion), or null. */
+  /** {@link FactSource}: the current head (which carries version, snapshotVersion and generation), or null. */
   doc(documentRef: string): DocumentHead | null {
     return this.docs.get(documentRef)?.head ?? null;
   }
@@ -156,7 +156,7 @@ export class MemoryCore implements FactSource {
           const entry = this.docs.get(op.documentRef) as DocEntry;
           entry.updates = entry.updates.slice(firstAfter(entry.updates, op.snapshotVersion));
           entry.snapshot = op.snapshot;
-          entry.head = { ...entry.head, snapshotVersion: op.snapshotVersion };
+          entry.head = { ...entry.head, snapshotVersion: op.snapshotVersion, generation: op.generation };
           break;
         }
         case 'record.put': {

@@ -15,7 +15,7 @@ import { isFrozenRecordValue, type BatchOp, type DocumentHead, type RecordIndexE
 export type PreparedOp =
   | { kind: 'document.create'; head: DocumentHead; snapshot: Uint8Array }
   | { kind: 'document.append'; head: DocumentHead; update: Uint8Array }
-  | { kind: 'document.compact'; documentRef: string; snapshotVersion: number; snapshot: Uint8Array }
+  | { kind: 'document.compact'; documentRef: string; snapshotVersion: number; generation: number; snapshot: Uint8Array }
   | {
       kind: 'record.put';
       collection: string;
@@ -41,6 +41,7 @@ export function copyHead(head: DocumentHead): DocumentHead {
     title: head.title,
     version: head.version,
     snapshotVersion: head.snapshotVersion,
+    generation: head.generation,
     contentSha256: head.contentSha256,
     blockCount: head.blockCount,
     createdAt: head.createdAt,
@@ -96,6 +97,7 @@ export function prepareBatch(ops: readonly BatchOp[], keepFrozen = false): Prepa
           kind: op.kind,
           documentRef: op.documentRef,
           snapshotVersion: op.snapshotVersion,
+          generation: op.generation,
           snapshot: copyBytes(op.snapshot, 'snapshot'),
         };
         break;

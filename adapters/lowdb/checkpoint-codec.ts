@@ -76,7 +76,9 @@ function decodeDocument(raw: unknown): DocumentView {
     if (!Array.isArray(u) || typeof u[0] !== 'number') fail(`bad update in ${d.head?.documentRef}`);
     return { version: u[0] as number, update: fromBase64(u[1]) };
   });
-  return { head: d.head, snapshot: fromBase64(d.snapshot), updates, updateCount: updates.length };
+  // Heads written before they had a generation are of generation 0.
+  const head: DocumentHead = typeof d.head.generation === 'number' ? d.head : { ...d.head, generation: 0 };
+  return { head, snapshot: fromBase64(d.snapshot), updates, updateCount: updates.length };
 }
 
 function decodeCollection(raw: unknown): CollectionView {

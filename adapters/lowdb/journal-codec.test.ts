@@ -16,13 +16,15 @@ import {
   markGroupStart,
   readFrame,
 } from './journal-codec.ts';
+import { BinaryWriter } from './binary-fields.ts';
+import { crc32 } from './crc32.ts';
 import { head } from './test-kit.ts';
 
 const allBytes = Uint8Array.from({ length: 256 * 3 }, (_, i) => i % 256);
 const ops: PreparedOp[] = [
   { kind: 'document.create', head: head('d-ü ✓', 1, { title: 'tïtle "q"\n', updatedAt: 1.5e12 + 0.25 }), snapshot: allBytes },
-  { kind: 'document.append', head: head('d', 2), update: new Uint8Array(0) },
-  { kind: 'document.compact', documentRef: 'd', snapshotVersion: 2, snapshot: allBytes.subarray(3, 9).slice() },
+  { kind: 'document.append', head: head('d', 2, { generation: 4 }), update: new Uint8Array(0) },
+  { kind: 'document.compact', documentRef: 'd', snapshotVersion: 2, generation: 3, snapshot: allBytes.subarray(3, 9).slice() },
   { kind: 'record.put', collection: 'c', key: 'k/ü', json: '{"a":[1,null,"✓"]}', index: null },
   { kind: 'record.put', collection: 'c', key: '', json: '0', index: { partition: 'p 😀', sortKey: '0000001' } },
   { kind: 'record.delete', collection: 'c', key: 'k' },
@@ -66,6 +68,39 @@ test('a cut, flipped or zeroed frame is reported with a reason and whether its h
   const badHeader = readFrame(header, 0);
   assert.equal(badHeader.ok ? null : [badHeader.headerIntact, badHeader.reason], [false, 'a frame header checksum mismatch']);
   assert.not.ok(readFrame(Buffer.alloc(64), 0).ok, 'zeros are not a frame');
+});
+
+test('ops written before heads had a generation (codes 1-3) read back as generation 0', () => {
+  const h = head('d', 2);
+  const w = new BinaryWriter(Buffer.alloc(512), FRAME_HEADER_BYTES);
+  w.u8(1); // a batch
+  w.f64(9);
+  w.u32(3);
+  for (const code of [1, 2]) {
+    w.u8(code);
+    for (const text of [h.documentRef, h.spaceRef, h.accountId, h.title, h.contentSha256]) w.str(text);
+    for (const n of [h.version, h.snapshotVersion, h.blockCount, h.createdAt, h.updatedAt]) w.f64(n);
+    w.bytes(allBytes.subarray(0, 5));
+  }
+  w.u8(3);
+  w.str('d');
+  w.f64(2);
+  w.bytes(allBytes.subarray(5, 7));
+  const frame = w.written();
+  const body = frame.subarray(FRAME_HEADER_BYTES);
+  frame.writeUInt32LE(body.length, 0);
+  frame.writeUInt32LE(crc32(body), 4);
+  frame.writeUInt32LE(crc32(frame.subarray(0, 8)), 8);
+  const read = readFrame(frame, 0);
+  assert.equal(read.ok && read.frame, {
+    type: 'batch',
+    seq: 9,
+    ops: [
+      { kind: 'document.create', head: { ...h, generation: 0 }, snapshot: allBytes.subarray(0, 5) },
+      { kind: 'document.append', head: { ...h, generation: 0 }, update: allBytes.subarray(0, 5) },
+      { kind: 'document.compact', documentRef: 'd', snapshotVersion: 2, generation: 0, snapshot: allBytes.subarray(5, 7) },
+    ],
+  });
 });
 
 test('the file header round-trips and refuses other files with a reason', () => {

@@ -8,12 +8,14 @@
  *                         u32 crc32(the 8 bytes before) · body
  * batch body              u8 1 · f64 seq · u32 op count · ops
  * rotation body           u8 2 · f64 next generation · f64 last seq
- * op                      u8 code, then: 1 create: head, bytes snapshot · 2 append: head, bytes update ·
- *                         3 compact: str ref, f64 snapshotVersion, bytes snapshot ·
+ * op                      u8 code, then: 7 create: head, bytes snapshot · 8 append: head, bytes update ·
+ *                         9 compact: str ref, f64 snapshotVersion, f64 generation, bytes snapshot ·
  *                         4 put: str collection, str key, str json, u8 indexed [str partition, str sortKey] ·
- *                         5 delete: str collection, str key · 6 stream: str stream, f64 seq, str json
+ *                         5 delete: str collection, str key · 6 stream: str stream, f64 seq, str json ·
+ *                         read only (written before heads had a generation; it reads as 0):
+ *                         1 create, 2 append (head without generation), 3 compact (without it)
  * head                    str documentRef, spaceRef, accountId, title, contentSha256 ·
- *                         f64 version, snapshotVersion, blockCount, createdAt, updatedAt
+ *                         f64 version, snapshotVersion, blockCount, createdAt, updatedAt, generation
  * str / bytes             u32 byte length · UTF-8 / raw bytes        (all integers little-endian)
  * ```
  * Yjs updates and snapshots are stored as raw bytes, record values as their JSON text. The frame
@@ -74,7 +76,7 @@ export function decodeFileHeader(data: Buffer): JournalHeader {
 }
 
 function headBound(h: DocumentHead): number {
-  return 5 * 4 + maxUtf8Bytes(h.documentRef) + maxUtf8Bytes(h.spaceRef) + maxUtf8Bytes(h.accountId) + maxUtf8Bytes(h.title) + maxUtf8Bytes(h.contentSha256) + 5 * 8;
+  return 5 * 4 + maxUtf8Bytes(h.documentRef) + maxUtf8Bytes(h.spaceRef) + maxUtf8Bytes(h.accountId) + maxUtf8Bytes(h.title) + maxUtf8Bytes(h.contentSha256) + 6 * 8;
 }
 
 function opBound(op: PreparedOp): number {
@@ -83,7 +85,7 @@ function opBound(op: PreparedOp): number {
     case 'document.append':
       return 1 + headBound(op.head) + 4 + (op.kind === 'document.create' ? op.snapshot : op.update).length;
     case 'document.compact':
-      return 1 + 4 + maxUtf8Bytes(op.documentRef) + 8 + 4 + op.snapshot.length;
+      return 1 + 4 + maxUtf8Bytes(op.documentRef) + 2 * 8 + 4 + op.snapshot.length;
     case 'record.put': {
       const index = op.index === null ? 0 : 8 + maxUtf8Bytes(op.index.partition) + maxUtf8Bytes(op.index.sortKey);
       return 1 + 12 + maxUtf8Bytes(op.collection) + maxUtf8Bytes(op.key) + maxUtf8Bytes(putJson(op)) + 1 + index;
@@ -106,20 +108,22 @@ function writeHead(w: BinaryWriter, h: DocumentHead): void {
   w.f64(h.blockCount);
   w.f64(h.createdAt);
   w.f64(h.updatedAt);
+  w.f64(h.generation);
 }
 
 function writeOp(w: BinaryWriter, op: PreparedOp): void {
   switch (op.kind) {
     case 'document.create':
     case 'document.append':
-      w.u8(op.kind === 'document.create' ? 1 : 2);
+      w.u8(op.kind === 'document.create' ? 7 : 8);
       writeHead(w, op.head);
       w.bytes(op.kind === 'document.create' ? op.snapshot : op.update);
       return;
     case 'document.compact':
-      w.u8(3);
+      w.u8(9);
       w.str(op.documentRef);
       w.f64(op.snapshotVersion);
+      w.f64(op.generation);
       w.bytes(op.snapshot);
       return;
     case 'record.put':
@@ -190,7 +194,8 @@ export function encodeRotationFrame(nextGeneration: number, lastSeq: number): Bu
   return seal(w.written(), true);
 }
 
-function readHead(r: BinaryReader): DocumentHead {
+/** A head; `withGeneration` false for the op codes written before heads had one (generation 0). */
+function readHead(r: BinaryReader, withGeneration: boolean): DocumentHead {
   return {
     documentRef: r.str('head.documentRef'),
     spaceRef: r.str('head.spaceRef'),
@@ -202,6 +207,7 @@ function readHead(r: BinaryReader): DocumentHead {
     blockCount: r.f64('head.blockCount'),
     createdAt: r.f64('head.createdAt'),
     updatedAt: r.f64('head.updatedAt'),
+    generation: withGeneration ? r.f64('head.generation') : 0,
   };
 }
 
@@ -209,11 +215,18 @@ function readOp(r: BinaryReader): PreparedOp {
   const code = r.u8('op code');
   switch (code) {
     case 1:
-      return { kind: 'document.create', head: readHead(r), snapshot: r.bytes('snapshot') };
+    case 7:
+      return { kind: 'document.create', head: readHead(r, code === 7), snapshot: r.bytes('snapshot') };
     case 2:
-      return { kind: 'document.append', head: readHead(r), update: r.bytes('update') };
+    case 8:
+      return { kind: 'document.append', head: readHead(r, code === 8), update: r.bytes('update') };
     case 3:
-      return { kind: 'document.compact', documentRef: r.str('compact.documentRef'), snapshotVersion: r.f64('compact.snapshotVersion'), snapshot: r.bytes('snapshot') };
+    case 9: {
+      const documentRef = r.str('compact.documentRef');
+      const snapshotVersion = r.f64('compact.snapshotVersion');
+      const generation = code === 9 ? r.f64('compact.generation') : 0;
+      return { kind: 'document.compact', documentRef, snapshotVersion, generation, snapshot: r.bytes('snapshot') };
+    }
     case 4: {
       const collection = r.str('put.collection');
       const key = r.str('put.key');

@@ -117,9 +117,9 @@ test('journal replay after a crash restores every kind of op exactly', async () 
   const batches: BatchOp[][] = [
     [{ kind: 'document.create', head: head('d1', 1), snapshot: big }, create('d2'), put('k/ü', { text: 'ünïcode ✓ "q"\n', list: [1, null, true] }, null)],
     [append('d1', 2), append('d1', 3), put('k/2', [1, 2])],
-    [append('d1', 4, 3000), { kind: 'document.compact', documentRef: 'd1', snapshotVersion: 3, snapshot: big.subarray(7, 5000) }],
+    [append('d1', 4, 3000), { kind: 'document.compact', documentRef: 'd1', snapshotVersion: 3, generation: 0, snapshot: big.subarray(7, 5000) }],
     [{ kind: 'record.delete', collection: 'c', key: 'k/2', expectedRevision: 1 }, put('k/3', 'three')],
-    [append('d2', 2), { kind: 'document.compact', documentRef: 'd2', snapshotVersion: 2, snapshot: new Uint8Array(0) }],
+    [append('d2', 2), { kind: 'document.compact', documentRef: 'd2', snapshotVersion: 2, generation: 0, snapshot: new Uint8Array(0) }],
     [{ kind: 'document.append', head: head('d1', 5, { title: 'tïtle', updatedAt: 99 }), update: new Uint8Array([0, 255]) }],
     [
       { kind: 'record.put', collection: 'c', key: 'j1', value: { s: 'queued' }, index: { partition: 'cred ✓', sortKey: '0002' } },

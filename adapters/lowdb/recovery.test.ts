@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { lowdbStorage } from './index.ts';
 import { FILE_HEADER_BYTES, encodeFileHeader, readFrame } from './journal-codec.ts';
 import type { RecoveryReport } from './recovery.ts';
-import { append, crashCopy, create, dump, journalOf, openError, put, removeTempDirs, tempDir, text } from './test-kit.ts';
+import { append, crashCopy, create, dump, head, journalOf, openError, put, removeTempDirs, tempDir, text } from './test-kit.ts';
 
 const test = suite('lowdb recovery');
 test.after(removeTempDirs);
@@ -206,13 +206,16 @@ test('a version-1 text journal is refused with what to do; a version-1 checkpoin
   const old = await tempDir();
   const checkpoint = {
     format: 'knowledge-workspace/lowdb-checkpoint', formatVersion: 1, generation: 3, lastSeq: 7,
-    documents: [], collections: [{ collection: 'c', entries: [['k', 2, { from: 'v1' }]] }],
+    // A head written before heads had a generation: it reads as generation 0.
+    documents: [{ head: (({ generation: _, ...h }) => h)(head('d', 1)), snapshot: 'AAE=', updates: [] }],
+    collections: [{ collection: 'c', entries: [['k', 2, { from: 'v1' }]] }],
   };
   await writeFile(join(old, 'checkpoint.json'), JSON.stringify(checkpoint));
   await writeFile(join(old, 'journal-000004.log'), '');
   const storage = await lowdbStorage({ dir: old });
   assert.equal(await storage.getRecord('c', 'k'), { key: 'k', value: { from: 'v1' }, revision: 2 });
-  await storage.commit([put('k', 'v2', 2)]);
+  assert.equal(await storage.getDocumentHead('d'), head('d', 1));
+  await storage.commit([put('k', 'v2', 2), append('d', 2, 4)]);
   await storage.close();
   const again = await lowdbStorage({ dir: old });
   assert.equal(await again.getRecord('c', 'k'), { key: 'k', value: 'v2', revision: 3 });

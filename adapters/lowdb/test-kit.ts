@@ -26,6 +26,7 @@ export const head = (ref: string, version: number, extra: Partial<DocumentHead> 
   title: ref,
   version,
   snapshotVersion: 1,
+  generation: 0,
   contentSha256: `sha${version}`,
   blockCount: 1,
   createdAt: 1,

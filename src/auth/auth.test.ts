@@ -154,6 +154,7 @@ test('a document-bound credential needs an existing document of the account; it 
         title: 't',
         version: 1,
         snapshotVersion: 1,
+        generation: 0,
         contentSha256: 'a'.repeat(64),
         blockCount: 0,
         createdAt: 0,

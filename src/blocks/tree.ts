@@ -144,6 +144,32 @@ export class BlockTree {
     return Y.encodeStateAsUpdate(this.doc);
   }
 
+  /**
+   * How many Yjs structs the doc holds: one per live block entry plus one per tombstone each replaced
+   * or deleted entry left behind (a few hundred bytes of heap each), so `structCount - size` is the
+   * weight of the history. Counts the store's arrays, not the structs: O(clients).
+   */
+  get structCount(): number {
+    let n = 0;
+    for (const structs of this.doc.store.clients.values()) n += structs.length;
+    return n;
+  }
+
+  /**
+   * The same blocks (ids and records, so the same order, text and JSON) over a fresh Y.Doc without
+   * history: one struct per block.
+   * @remarks Updates of this tree's doc do not apply to the new one, nor the other way round: a
+   * rebuilt tree starts a new history generation (see the storage head's `generation`).
+   */
+  rebuilt(): BlockTree {
+    const doc = new Y.Doc({ gc: true });
+    const map = doc.getMap<BlockRecord>(BLOCKS_KEY);
+    doc.transact(() => {
+      for (const [id, node] of this.nodes) map.set(id, node.rec);
+    }, 'rebuild');
+    return new BlockTree(doc);
+  }
+
   private rebuildIndex(): void {
     this.nodes.clear();
     this.root.length = 0;

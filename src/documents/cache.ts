@@ -15,6 +15,11 @@ import type { DocumentView, FlatBlock, MarkdownLoss } from './types.ts';
 export interface Loaded {
   head: DocumentHead;
   tree: BlockTree;
+  /**
+   * When the version before `head.version` was committed (the `createdAt` of its receipt), when this
+   * process saw it; else `head.updatedAt`, which is no earlier.
+   */
+  previousUpdatedAt: number;
   /** Updates (count and bytes) logged since the stored snapshot, and the snapshot's size. */
   logCount: number;
   logBytes: number;
@@ -35,11 +40,12 @@ export interface Loaded {
 
 /** A fresh cache entry for a tree at `head`. */
 export function newLoaded(head: DocumentHead, tree: BlockTree, logCount: number, logBytes: number, snapshotBytes: number): Loaded {
-  return { head, tree, logCount, logBytes, snapshotBytes, content: null, recent: recentVersions(), view: null, blocks: null, markdown: null };
+  return { head, tree, previousUpdatedAt: head.updatedAt, logCount, logBytes, snapshotBytes, content: null, recent: recentVersions(), view: null, blocks: null, markdown: null };
 }
 
 /** Move a cache entry to a later version (its representations are rebuilt on the next read). */
 export function advance(loaded: Loaded, head: DocumentHead, updates: number, bytes: number, content: VersionContent | null = null): void {
+  loaded.previousUpdatedAt = updates === 1 ? loaded.head.updatedAt : head.updatedAt;
   loaded.head = head;
   loaded.content?.release(); // a view of the old version still reads it, from the pieces
   loaded.content = content;
@@ -83,21 +89,29 @@ export class DocumentCache {
 
   /**
    * The cached document when it is at `head` (read from storage after the request arrived) or
-   * beyond it (a later mutation of this process, committed since), else null.
+   * beyond it (a later mutation or compaction of this process, committed since), else null.
+   * @remarks A cached tree of an older history generation than `head` is never returned: another
+   * process rebuilt the document, and updates made against either doc do not apply to the other.
    */
   cachedAt(ref: string, head: DocumentHead): Loaded | null {
     const cached = this.entries.get(ref);
-    if (cached === undefined || cached.head.version < head.version) return null;
+    if (cached === undefined || cached.head.version < head.version || cached.head.generation < head.generation) return null;
     this.remember(ref, cached);
     return cached;
   }
 
-  /** Bring the document to `head`: catch up the cached tree from the log, or load it whole. */
+  /**
+   * Bring the document to `head`: catch up the cached tree from the log when it is of the same
+   * history generation, or load it whole.
+   * @remarks A rebuild writes its snapshot at the stored version and drops the log up to it, so an
+   * update of a newer generation is never logged right after a version this tree is at: a head of
+   * the cached generation that is ahead of it is caught up with updates of that generation only.
+   */
   async loadAt(actor: Actor, ref: string, head: DocumentHead): Promise<Loaded> {
     const cached = this.entries.get(ref);
-    if (cached && cached.head.version < head.version) {
+    if (cached && cached.head.version < head.version && cached.head.generation === head.generation) {
       const updates = await this.storage.loadUpdates(ref, cached.head.version);
-      const current = this.entries.get(ref) === cached && cached.head.version < head.version;
+      const current = this.entries.get(ref) === cached && cached.head.version < head.version && cached.head.generation === head.generation;
       if (updates && current && updates.length === head.version - cached.head.version) {
         cached.tree.catchUp(updates.map((u) => u.update));
         advance(cached, head, updates.length, updates.reduce((n, u) => n + u.update.byteLength, 0));

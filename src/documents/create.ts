@@ -48,6 +48,7 @@ export async function createDocument(ctx: DocumentsContext, job: CreateJob): Pro
     title: job.title,
     version: 1,
     snapshotVersion: 1,
+    generation: 0,
     contentSha256: content.sha256,
     blockCount: tree.size,
     createdAt: now,

@@ -91,6 +91,7 @@ export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Pr
     title: base.title,
     version: base.version + 1,
     snapshotVersion: base.snapshotVersion,
+    generation: base.generation, // the storage rejects the append if the document was rebuilt since
     contentSha256: '', // not computed yet: readers derive it (see VersionRegistry.hashOf)
     blockCount: loaded.tree.size,
     createdAt: base.createdAt,

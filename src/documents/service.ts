@@ -13,6 +13,7 @@ import { DocumentCache, type Loaded } from './cache.ts';
 import { Compactor } from './compaction.ts';
 import type { DocumentsContext } from './context.ts';
 import { createDocument, type CreateResult } from './create.ts';
+import { FoldedHistory } from './history.ts';
 import { importEditorBlocks } from './import-editor-blocks.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { requireFormat } from './limits.ts';
@@ -34,7 +35,11 @@ export interface DocumentsOptions {
    * Compact a document's log into its snapshot once the log outweighs the snapshot and holds at least
    * this many bytes (default 256 KiB), or after `compactEvery` updates (default 4096), whichever first.
    * @remarks Encoding a snapshot costs time proportional to the document; tying it to the log's size
-   * keeps its amortised cost per mutation small, while replay on load stays bounded.
+   * keeps its amortised cost per mutation small, while replay on load stays bounded. A compaction
+   * also keeps the stretch of log it folds while receipts of its versions replay (the idempotency
+   * retention), and rebuilds the document on a fresh Yjs history (a new `generation` of its stored
+   * head) once the history outweighs the content, so that neither heap nor snapshot grows with
+   * the number of edits.
    */
   compactEveryBytes?: number;
   compactEvery?: number;
@@ -54,12 +59,14 @@ export interface DocumentsServiceImpl extends DocumentsService {
 export function createDocumentsService(deps: EngineDeps, options: DocumentsOptions = {}): DocumentsServiceImpl {
   const cache = new DocumentCache(deps.storage, options.cacheSize ?? 256);
   const locks = new KeyedLock();
+  const idem = options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs, onError: deps.reportError });
+  // Folded stretches of logs are kept as long as the receipts that may ask for their versions' hashes.
+  const history = new FoldedHistory(deps.storage, deps.clock, idem.retentionMs, deps.reportError);
   const compactor = new Compactor(deps.storage, cache, locks, {
     compactEvery: options.compactEvery ?? 4096,
     compactEveryBytes: options.compactEveryBytes ?? 256 * 1024,
-  }, deps.reportError);
-  const idem = options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs, onError: deps.reportError });
-  const versions = new VersionRegistry(deps.storage, cache, deps.sha256);
+  }, history, deps.reportError);
+  const versions = new VersionRegistry(deps.storage, cache, history, deps.sha256);
   const ctx: DocumentsContext = { deps, cache, locks, idem, compactor, versions };
 
   /**
