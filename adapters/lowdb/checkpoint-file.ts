@@ -25,6 +25,8 @@ export const CHECKPOINT_FILE = 'checkpoint.json';
 export class DurableCheckpointFile implements Adapter<CheckpointState> {
   /** Whether the last {@link read} found a checkpoint file. */
   found = false;
+  /** Size in bytes of the checkpoint last read or written (0: none). */
+  bytes = 0;
 
   constructor(readonly path: string) {}
 
@@ -41,6 +43,7 @@ export class DurableCheckpointFile implements Adapter<CheckpointState> {
       throw error;
     }
     this.found = true;
+    this.bytes = Buffer.byteLength(text, 'utf8');
     try {
       return decodeCheckpoint(text);
     } catch (error) {
@@ -52,6 +55,7 @@ export class DurableCheckpointFile implements Adapter<CheckpointState> {
   async write(state: CheckpointState): Promise<void> {
     const temp = `${this.path}.tmp`;
     const handle = await open(temp, 'w');
+    let written = 0;
     try {
       let pieces: string[] = [];
       let length = 0;
@@ -59,6 +63,7 @@ export class DurableCheckpointFile implements Adapter<CheckpointState> {
         const chunk = Buffer.from(pieces.join(''), 'utf8');
         pieces = [];
         length = 0;
+        written += chunk.length;
         for (let at = 0; at < chunk.length; ) at += (await handle.write(chunk, at, chunk.length - at)).bytesWritten;
       };
       for (const piece of checkpointPieces(state)) {
@@ -76,5 +81,6 @@ export class DurableCheckpointFile implements Adapter<CheckpointState> {
     await handle.close();
     await rename(temp, this.path);
     await fsyncDir(dirname(this.path));
+    this.bytes = written;
   }
 }

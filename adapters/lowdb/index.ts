@@ -2,7 +2,7 @@
  * The embedded default storage: `lowdbStorage({ dir })`.
  * @module
  */
-export { lowdbStorage } from './lowdb-storage.ts';
+export { lowdbStorage, MIN_JOURNAL_BYTES } from './lowdb-storage.ts';
 export type { LowdbStats, LowdbStorage, LowdbStorageOptions } from './lowdb-storage.ts';
 export { JournalCorruptError } from './journal-file.ts';
 export type { RecoveryReport } from './recovery.ts';

@@ -19,7 +19,12 @@ import { emptyCheckpoint, recover, type RecoveryReport } from './recovery.ts';
 export interface LowdbStorageOptions {
   /** The storage folder; created if missing. */
   dir: string;
-  /** Checkpoint once the current journal exceeds this many bytes. Default 16 MiB. */
+  /**
+   * Checkpoint at the latest once the current journal exceeds this many bytes. Default 16 MiB.
+   * A checkpoint comes sooner when the journal has grown past half the size of the last checkpoint
+   * (and past {@link MIN_JOURNAL_BYTES}), so that the folder stays within about 1.5 times its live
+   * state (plus that minimum).
+   */
   checkpointEveryBytes?: number;
   /**
    * fdatasync the journal before a commit resolves. Default true. `false` trades durability for
@@ -74,6 +79,15 @@ export type LowdbStorage = Storage & {
 };
 
 const DEFAULT_CHECKPOINT_EVERY_BYTES = 16 * 1024 * 1024;
+/**
+ * A journal shorter than this is never checkpointed early (see
+ * {@link LowdbStorageOptions.checkpointEveryBytes}): a small state is not rewritten every few writes.
+ * @remarks The policy is that of Redis's AOF rewrite (`auto-aof-rewrite-percentage` with
+ * `auto-aof-rewrite-min-size`), at 50%: rewriting the state when the journal has grown to half its
+ * size costs at most two bytes of checkpoint written per byte of journal, and bounds the folder by
+ * 1.5 times the state (plus this minimum) instead of by the state plus a fixed 16 MiB.
+ */
+export const MIN_JOURNAL_BYTES = 1024 * 1024;
 
 /**
  * Opens (or creates) a storage folder and returns the storage. The embedded default.
@@ -95,7 +109,8 @@ const DEFAULT_CHECKPOINT_EVERY_BYTES = 16 * 1024 * 1024;
  *   group and all queued batches reject and the storage accepts no further commits.
  * - Racing commits resolve like the memory adapter's: validated in call order against the state
  *   plus the batches queued ahead, first wins.
- * - Checkpoints: when the journal passes `checkpointEveryBytes`, and on close, the journal is rotated
+ * - Checkpoints: when the journal passes half the last checkpoint's size (and 1 MiB) or
+ *   `checkpointEveryBytes`, and on close, the journal is rotated
  *   first (the next journal is created with its header, the old one closed with a rotation frame
  *   naming it; commits continue into the new one) and the state as of the rotation is written in
  *   ~1 MiB pieces; then the journals it covers are removed. Every journal is thus named by the
@@ -155,7 +170,9 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     },
     recovered.lastSeq,
     () => {
-      if (!closed && checkpointer.running === null && journal.current.size >= checkpointEveryBytes) void checkpointer.start().catch(() => {});
+      if (closed || checkpointer.running !== null) return;
+      const size = journal.current.size;
+      if (size >= checkpointEveryBytes || (size >= MIN_JOURNAL_BYTES && 2 * size >= checkpointFile.bytes)) void checkpointer.start().catch(() => {});
     },
     notifier,
   );

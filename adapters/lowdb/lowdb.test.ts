@@ -16,7 +16,7 @@ import { MemoryCore } from '../core/memory-core.ts';
 import { memoryStorage } from '../memory/index.ts';
 import { crc32, crc32Portable } from './crc32.ts';
 import { GroupCommitter } from './group-commit.ts';
-import { lowdbStorage, type LowdbStorage, type LowdbStorageOptions } from './index.ts';
+import { lowdbStorage, MIN_JOURNAL_BYTES, type LowdbStorage, type LowdbStorageOptions } from './index.ts';
 import { FILE_HEADER_BYTES } from './journal-codec.ts';
 import { append, crashCopy, create, dump, head, put, removeTempDirs, tempDir, text } from './test-kit.ts';
 
@@ -83,6 +83,27 @@ test('a checkpoint happens when the journal exceeds checkpointEveryBytes, and th
   await reopened.close();
 });
 
+test('a journal grown past half the last checkpoint (and 1 MiB) is checkpointed before checkpointEveryBytes', async () => {
+  const dir = await tempDir();
+  const storage = await lowdbStorage({ dir, fsync: false });
+  const value = 'x'.repeat(64 * 1024);
+  // The same key again and again: the state stays one record, the journal grows by ~64 KiB a commit.
+  for (let i = 0; i < 12; i++) await storage.commit([put('k', { i, value })]);
+  assert.is(storage.stats().checkpoints, 0, 'no checkpoint below MIN_JOURNAL_BYTES');
+  for (let i = 12; i < 80; i++) {
+    await storage.commit([put('k', { i, value })]);
+    for (let n = 0; n < 2000 && storage.stats().checkpointRunning; n++) await new Promise((r) => setTimeout(r, 5));
+  }
+  const stats = storage.stats();
+  assert.ok(stats.checkpoints >= 2, `checkpoints written: ${stats.checkpoints}`);
+  assert.ok(stats.journalBytes < MIN_JOURNAL_BYTES + 70 * 1024, `journal kept near 1 MiB, not 16 MiB: ${stats.journalBytes}`);
+  assert.equal((await storage.getRecord('c', 'k'))?.value, { i: 79, value });
+  await storage.close();
+  const reopened = await lowdbStorage({ dir });
+  assert.equal((await reopened.getRecord('c', 'k'))?.value, { i: 79, value });
+  await reopened.close();
+});
+
 test('commits keep landing while a checkpoint is being written, and the checkpoint holds the state as of its rotation', async () => {
   const dir = await tempDir();
   const storage = await lowdbStorage({ dir });
@@ -90,6 +111,8 @@ test('commits keep landing while a checkpoint is being written, and the checkpoi
   // while the checkpoint is still being written, before 'd1' is serialised.
   await storage.commit([create('big'), create('d1')]);
   for (let v = 2; v <= 60; v++) await storage.commit([append('big', v, 60_000)]);
+  // The journal outgrew the first checkpoint on the way: let that automatic checkpoint finish first.
+  for (let i = 0; i < 2000 && storage.stats().checkpointRunning; i++) await new Promise((r) => setTimeout(r, 5));
   const checkpoint = storage.checkpoint();
   const writes: Promise<void>[] = [];
   let landedDuring = 0;
