@@ -292,7 +292,8 @@ function windowEnd(src: string, from: number, window: number): number {
  * Tokenize a paragraph's inline source as markdown-it's inline rule would (without joining text
  * tokens) and hand the tokens in source order, window by window, to the visitor `start` makes.
  * @remarks A window ends at the first boundary (see {@link isBoundary}) `window` characters into
- * it, and the next one starts there; every window's parse sees the text before it (for the flanking
+ * it (the first one an eighth of that, each next one twice its predecessor up to `window`), and the
+ * next one starts there; every window's parse sees the text before it (for the flanking
  * of a delimiter run at its start) and nothing after its end. So the windows read the text as one
  * parse does unless something pairs across a window end:
  * - literal text that later text could complete ({@link reachesOn}): the window is parsed again up
@@ -312,9 +313,11 @@ export function inlineTokens(src: string, start: () => (tokens: Token[]) => void
   let visit = start();
   // Characters of openers left unpaired in the windows visited so far.
   let open = 0;
+  // The first windows are shorter: on text that does not split cleanly, less is parsed in vain.
+  let size = Math.max(1, window >> 3);
   let a = 0;
   while (a < src.length) {
-    let b = src.length - a >= 2 * window ? windowEnd(src, a + window, window) : src.length;
+    let b = src.length - a >= 2 * window ? windowEnd(src, a + size, window) : src.length;
     for (let tries = 1; ; tries++) {
       const tokens: Token[] = [];
       const state = new inline.State(b === src.length ? src : src.slice(0, b), parser, env, tokens);
@@ -341,6 +344,7 @@ export function inlineTokens(src: string, start: () => (tokens: Token[]) => void
       }
       visit(tokens);
       open |= left;
+      size = Math.min(window, 2 * size);
       break;
     }
     a = b;

@@ -44,14 +44,19 @@ const ITALIC = 2;
 const STRIKE = 4;
 const CODE = 8;
 
-function stylesOf(mask: number): Styles {
+/**
+ * The styles of each style mask, made once and frozen: runs share them (a 41,000-character paragraph
+ * can have 20,000 runs), and parse results are never mutated by callers.
+ */
+const STYLES: readonly Styles[] = Array.from({ length: 16 }, (_, mask) => {
   const s: Styles = {};
   if (mask & BOLD) s.bold = true;
   if (mask & ITALIC) s.italic = true;
   if (mask & STRIKE) s.strike = true;
   if (mask & CODE) s.code = true;
-  return s;
-}
+  return Object.freeze(s);
+});
+const stylesOf = (mask: number): Styles => STYLES[mask]!;
 
 /** Text with nothing Markdown could read as syntax: the whole (trimmed) string is one plain run. */
 const PLAIN = /^[^\\`*_~[\]!<>&|#=+\-\n\r\0]*$/;
