@@ -154,6 +154,31 @@ function tallyAt(state: StateInline, pos: number): Tally {
   return t;
 }
 
+const { isWhiteSpace, isMdAsciiPunct } = referenceParser.utils;
+
+/**
+ * `state.scanDelims` (a delimiter run's length and whether it can open or close) for a run between
+ * ASCII characters, where markdown-it's Unicode punctuation test (two regular expressions per
+ * neighbour) says what `isMdAsciiPunct` says; any other run goes to `scanDelims` itself.
+ */
+function scanRun(state: StateInline, start: number, canSplitWord: boolean): ReturnType<StateInline['scanDelims']> {
+  const src = state.src;
+  const max = state.posMax;
+  const marker = src.charCodeAt(start);
+  const last = start === 0 ? 0x20 : src.charCodeAt(start - 1);
+  let pos = start;
+  while (pos < max && src.charCodeAt(pos) === marker) pos++;
+  const next = pos < max ? src.charCodeAt(pos) : 0x20;
+  if (last >= 0x80 || next >= 0x80) return state.scanDelims(start, canSplitWord);
+  const lastPunct = isMdAsciiPunct(last);
+  const nextPunct = isMdAsciiPunct(next);
+  const lastSpace = isWhiteSpace(last);
+  const nextSpace = isWhiteSpace(next);
+  const left = !nextSpace && (!nextPunct || lastSpace || lastPunct);
+  const right = !lastSpace && (!lastPunct || nextSpace || nextPunct);
+  return { can_open: left && (canSplitWord || !right || lastPunct), can_close: right && (canSplitWord || !left || nextPunct), length: pos - start };
+}
+
 /**
  * markdown-it's emphasis tokenizer (one text token and one delimiter per `*` or `_`), except for
  * characters that cannot pair: they go to the pending text. A run that can only open pairs from its
@@ -167,7 +192,7 @@ function emphasisTokenize(state: StateInline, silent: boolean): boolean {
   const start = state.pos;
   const marker = state.src.charCodeAt(start);
   if (silent || (marker !== STAR && marker !== UNDERSCORE)) return false;
-  const scanned = state.scanDelims(start, marker === STAR);
+  const scanned = scanRun(state, start, marker === STAR);
   const length = scanned.length;
   let keep = length;
   if (!scanned.can_open && !scanned.can_close) keep = 0;
