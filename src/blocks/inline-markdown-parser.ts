@@ -109,6 +109,7 @@ interface Tally {
   /** last `)` and last backtick in the text (-1 when none) */
   lastParen: number;
   lastBacktick: number;
+  /** -1 until a run first needs them */
   stars: number;
   underscores: number;
   at: number;
@@ -117,16 +118,16 @@ interface Tally {
 }
 const tallies = new WeakMap<StateInline, Tally>();
 
-function newTally(src: string): Tally {
-  let stars = 0;
-  let underscores = 0;
-  for (let i = 0; i < src.length; i++) {
-    const c = src.charCodeAt(i);
-    if (c === STAR) stars++;
-    else if (c === UNDERSCORE) underscores++;
-  }
-  return { src, lastParen: src.lastIndexOf(')'), lastBacktick: src.lastIndexOf('`'), stars, underscores, at: 0, starsBefore: 0, underscoresBefore: 0 };
-}
+const newTally = (src: string): Tally => ({
+  src,
+  lastParen: src.lastIndexOf(')'),
+  lastBacktick: src.lastIndexOf('`'),
+  stars: -1,
+  underscores: -1,
+  at: 0,
+  starsBefore: 0,
+  underscoresBefore: 0,
+});
 
 function tallyOf(state: StateInline): Tally {
   let t = tallies.get(state);
@@ -139,12 +140,21 @@ function tallyOf(state: StateInline): Tally {
 
 function tallyAt(state: StateInline, pos: number): Tally {
   const t = tallyOf(state);
+  const src = t.src;
+  if (t.stars < 0) {
+    t.stars = 0;
+    t.underscores = 0;
+    for (let i = 0; i < src.length; i++) {
+      const c = src.charCodeAt(i);
+      if (c === STAR) t.stars++;
+      else if (c === UNDERSCORE) t.underscores++;
+    }
+  }
   if (pos < t.at) {
     t.at = 0;
     t.starsBefore = 0;
     t.underscoresBefore = 0;
   }
-  const src = t.src;
   for (let i = t.at; i < pos; i++) {
     const c = src.charCodeAt(i);
     if (c === STAR) t.starsBefore++;
@@ -333,7 +343,7 @@ export function inlineTokens(src: string, start: () => (tokens: Token[]) => void
   const inline = parser.inline;
   const after = inline.ruler2.getRules('');
   const env = {};
-  // One count of the whole text for all its windows.
+  // One tally of the whole text for all its windows.
   let tally: Tally | undefined;
   let visit = start();
   // Characters of openers left unpaired in the windows visited so far.
