@@ -26,6 +26,7 @@ const GOOD_DATA = /^data:image\/(gif|png|jpeg|webp);/;
  * they are dropped here too before the protocol is checked.
  */
 function isSafeHref(url: string): boolean {
+  if (!url.includes(':')) return true; // no protocol at all
   const s = url.replace(/[\u0000-\u0020\u007f-\u009f\u00ad\u200b-\u200f\u2028\u2029\ufeff]/g, '').toLowerCase();
   return BAD_PROTOCOL.test(s) ? GOOD_DATA.test(s) : true;
 }

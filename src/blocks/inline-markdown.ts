@@ -297,6 +297,10 @@ function pushRun(w: Walk, text: string, mask: number): void {
   w.lastMask = mask;
 }
 
+function restyle(w: Walk): void {
+  w.mask = (w.bold > 0 ? BOLD : 0) | (w.italic > 0 ? ITALIC : 0) | (w.strike > 0 ? STRIKE : 0);
+}
+
 function cite(w: Walk, href: string): void {
   if (isCitation(href) && !w.citations.includes(href)) w.citations.push(href);
 }
@@ -321,17 +325,19 @@ function walkTokens(w: Walk, children: Token[]): void {
         break;
       case 'strong_open':
       case 'strong_close':
+        w.bold += t.nesting;
+        restyle(w);
+        break;
       case 'em_open':
       case 'em_close':
-      case 's_open':
-      case 's_close': {
-        const step = t.nesting;
-        if (t.type[0] === 's' && t.type[1] === 't') w.bold += step;
-        else if (t.type[0] === 'e') w.italic += step;
-        else w.strike += step;
-        w.mask = (w.bold > 0 ? BOLD : 0) | (w.italic > 0 ? ITALIC : 0) | (w.strike > 0 ? STRIKE : 0);
+        w.italic += t.nesting;
+        restyle(w);
         break;
-      }
+      case 's_open':
+      case 's_close':
+        w.strike += t.nesting;
+        restyle(w);
+        break;
       case 'link_open': {
         const href = t.attrGet('href') ?? '';
         w.link = { type: 'link', href, content: [] };
