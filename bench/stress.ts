@@ -84,9 +84,9 @@ export const PATHOLOGICAL: Record<string, string> = Object.fromEntries(
 const WARM_EDITS = 4;
 
 /**
- * The edits of one paragraph: the paragraph itself and variants whose last characters are replaced
- * by 1 to 4 letters (`fill` is "x" for measured edits, "y" for warm-up), all different so that no
- * cache helps.
+ * Variants of one paragraph whose last characters are replaced by `from` to `to - 1` copies of
+ * `fill` (0 copies: the paragraph itself); the bench measures "x" and "z" variants after "y" ones, all
+ * different so that no cache helps.
  */
 const variants = (text: string, fill: string, from: number, to: number): string[] =>
   Array.from({ length: to - from }, (_, k) => text.slice(0, -4) + fill.repeat(from + k) + text.slice(text.length - 4 + from + k));
