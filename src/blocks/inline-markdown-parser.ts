@@ -309,6 +309,22 @@ const TRIES = 2;
 const LOOK_FURTHER = 32;
 
 /**
+ * Whether `src[a, b)` has an even number of runs of each of `*`, `_` and `~`. In emphasis that pairs
+ * run by run (`*a*a*a…`, `**a**a…`) an odd count leaves an opener unpaired at the window's end, so
+ * the first window end tried is moved on (a few boundaries at most) until the counts are even.
+ */
+function evenRuns(src: string, a: number, b: number): boolean {
+  let odd = 0;
+  let prev = 0;
+  for (let i = a; i < b; i++) {
+    const c = src.charCodeAt(i);
+    if (c !== prev && (c === STAR || c === UNDERSCORE || c === 0x7e)) odd ^= markerBit(c);
+    prev = c;
+  }
+  return odd === 0;
+}
+
+/**
  * The end of a window: the first boundary at or after `from`, or a boundary shortly after it that
  * follows `)`, `>`, `;` or a space (where a link, autolink, entity or word ends), or the end of the
  * text when that is near.
@@ -338,7 +354,9 @@ function windowEnd(src: string, from: number, window: number): number {
  * - literal text that later text could complete ({@link reachesOn}): the window is parsed again up
  *   to the next boundary, {@link TRIES} ends in all, and then the rest of the text in one piece;
  * - emphasis or strikethrough openers left unpaired: the window is parsed again up to the next
- *   boundary (`*a*a*a…` splits evenly at every other one), {@link TRIES} ends in all, and then kept;
+ *   boundary (`*a*a*a…` splits evenly at every other one, and the first end tried is one with an
+ *   even number of delimiter runs before it, see {@link evenRuns}), {@link TRIES} ends in all, and
+ *   then kept;
  *   if a later window then has a closer of the same character that found no opener in its own
  *   window, the whole text is parsed again in one piece (`start` is called for a new visitor).
  */
@@ -357,6 +375,7 @@ export function inlineTokens(src: string, start: () => (tokens: Token[]) => void
   let a = 0;
   while (a < src.length) {
     let b = src.length - a >= 2 * window ? windowEnd(src, a + size, window) : src.length;
+    for (let step = 0; step < 4 && b < src.length && !evenRuns(src, a, b); step++) b = windowEnd(src, b + 1, window);
     for (let tries = 1; ; tries++) {
       const tokens: Token[] = [];
       const state = new inline.State(b === src.length ? src : src.slice(0, b), parser, env, tokens);
