@@ -309,16 +309,22 @@ const TRIES = 2;
 const LOOK_FURTHER = 32;
 
 /**
- * Whether `src[a, b)` has an even number of runs of each of `*`, `_` and `~`. In emphasis that pairs
- * run by run (`*a*a*a…`, `**a**a…`) an odd count leaves an opener unpaired at the window's end, so
- * the first window end tried is moved on (a few boundaries at most) until the counts are even.
+ * Whether `src[a, b)` has an even number of runs of each of `*`, `_`, `~` and the backtick. Where
+ * emphasis pairs run by run (`*a*a*a…`, `**a**a…`) or code spans follow each other (`` `a`a`a… ``),
+ * an odd count leaves an opener unpaired or a code span open at the window's end, so the first window
+ * end tried is moved on (a few boundaries at most) until the counts are even.
  */
 function evenRuns(src: string, a: number, b: number): boolean {
   let odd = 0;
   let prev = 0;
   for (let i = a; i < b; i++) {
     const c = src.charCodeAt(i);
-    if (c !== prev && (c === STAR || c === UNDERSCORE || c === 0x7e)) odd ^= markerBit(c);
+    if (c !== prev) {
+      if (c === STAR) odd ^= 1;
+      else if (c === UNDERSCORE) odd ^= 2;
+      else if (c === 0x7e) odd ^= 4;
+      else if (c === 0x60) odd ^= 8;
+    }
     prev = c;
   }
   return odd === 0;
@@ -355,8 +361,8 @@ function windowEnd(src: string, from: number, window: number): number {
  *   to the next boundary, {@link TRIES} ends in all, and then the rest of the text in one piece;
  * - emphasis or strikethrough openers left unpaired: the window is parsed again up to the next
  *   boundary (`*a*a*a…` splits evenly at every other one, and the first end tried is one with an
- *   even number of delimiter runs before it, see {@link evenRuns}), {@link TRIES} ends in all, and
- *   then kept;
+ *   even number of delimiter and backtick runs before it, see {@link evenRuns}), {@link TRIES} ends
+ *   in all, and then kept;
  *   if a later window then has a closer of the same character that found no opener in its own
  *   window, the whole text is parsed again in one piece (`start` is called for a new visitor).
  */
