@@ -6,8 +6,8 @@
  * linkify), no typographic replacements. Tables are recognised only to be refused.
  * @module
  */
-import MarkdownIt from 'markdown-it';
-import type { Token } from 'markdown-it';
+import type { MarkdownIt, Token } from 'markdown-it';
+import { WINDOW, blockParser, inlineTokens, referenceParser } from './inline-markdown-parser.ts';
 
 /** BlockNote's boolean text styles that Markdown carries (key order as BlockNote emits them). */
 export interface Styles {
@@ -39,50 +39,24 @@ export type InlineResult =
   | { ok: true; content: InlineContent[]; citations: string[] }
   | { ok: false; message: string };
 
-const BAD_PROTOCOL = /^(vbscript|javascript|file|data):/;
-const GOOD_DATA = /^data:image\/(gif|png|jpeg|webp);/;
-
-/**
- * Links keep their target as written (markdown-it would percent-encode it). Without that encoding the
- * stock check could be dodged with control characters (`java&#9;script:`), which browsers drop, so
- * they are dropped here too before the protocol is checked.
- */
-function isSafeHref(url: string): boolean {
-  const s = url.replace(/[\u0000-\u0020\u007f-\u009f\u00ad\u200b-\u200f\u2028\u2029\ufeff]/g, '').toLowerCase();
-  return BAD_PROTOCOL.test(s) ? GOOD_DATA.test(s) : true;
-}
-
-function newParser(): MarkdownIt {
-  const parser = new MarkdownIt('commonmark', { html: false, linkify: false, typographer: false }).enable(['strikethrough', 'table']);
-  parser.normalizeLink = (url: string) => url;
-  parser.normalizeLinkText = (url: string) => url;
-  parser.validateLink = isSafeHref;
-  return parser;
-}
-
-const md = newParser();
-/**
- * The same parser without the link, image and reference rules, for text without a `]` (and without a
- * backtick, whose code-span scan the link rule's label scan shares state with): none can match there,
- * and on long runs of `[` or `![` their failed attempts are most of markdown-it's time. The tokens
- * are the same (an unmatched `[` is literal text either way).
- */
-const mdNoLinks = newParser().disable(['link', 'image', 'reference']);
-const chooseParser = (text: string): MarkdownIt => (text.includes(']') || text.includes('`') ? md : mdNoLinks);
-
 const BOLD = 1;
 const ITALIC = 2;
 const STRIKE = 4;
 const CODE = 8;
 
-function stylesOf(mask: number): Styles {
+/**
+ * The styles of each style mask, made once and frozen: runs share them (a 41,000-character paragraph
+ * can have 20,000 runs), and parse results are never mutated by callers.
+ */
+const STYLES: readonly Styles[] = Array.from({ length: 16 }, (_, mask) => {
   const s: Styles = {};
   if (mask & BOLD) s.bold = true;
   if (mask & ITALIC) s.italic = true;
   if (mask & STRIKE) s.strike = true;
   if (mask & CODE) s.code = true;
-  return s;
-}
+  return Object.freeze(s);
+});
+const stylesOf = (mask: number): Styles => STYLES[mask]!;
 
 /** Text with nothing Markdown could read as syntax: the whole (trimmed) string is one plain run. */
 const PLAIN = /^[^\\`*_~[\]!<>&|#=+\-\n\r\0]*$/;
@@ -132,7 +106,8 @@ function refuse(tokens: Token[], references: boolean): { ok: false; message: str
  * hard line breaks become "\n"; an image `![alt](src)` becomes a link to src whose text is the alt
  * text (or src when the alt text is empty) and counts like any link. Runs on every block edit: plain
  * text skips markdown-it entirely, one line that cannot open a block skips its block parser, and
- * everything else is one `md.parse` and a walk over its tokens (shared MarkdownIt instances).
+ * the paragraph's inline source is tokenized window by window (see inline-markdown-parser.ts) and
+ * walked as it goes.
  */
 export function parseInline(markdown: string): InlineResult {
   // A block's Markdown is parsed when the mutation is validated and again when the block is
@@ -150,34 +125,60 @@ const recent = new Map<string, InlineResult>();
 
 /**
  * {@link parseInline} without its cache; with `shortcuts` false, without the paths that skip
- * markdown-it (plain text, simple emphasis); with `allRules`, always with every markdown-it rule.
- * Exported for the tests that pin those shortcuts.
+ * markdown-it (plain text, simple emphasis); with `reference`, as the stock markdown-it parser of the
+ * dialect reads the whole text (no shortcut, no pruned delimiters, no windows); `window` sets the
+ * window size of the inline tokenizer. Exported for the tests that pin those paths to the reference.
  * @internal
  */
-export function parseInlineUncached(markdown: string, shortcuts = true, allRules = false): InlineResult {
-  return parseUncached(markdown, shortcuts, allRules);
+export function parseInlineUncached(markdown: string, shortcuts = true, reference = false, window = WINDOW): InlineResult {
+  return parseUncached(markdown, shortcuts, reference, window);
 }
 
-function parseUncached(markdown: string, shortcuts = true, allRules = false): InlineResult {
-  const parserFor = allRules ? () => md : chooseParser;
+function parseUncached(markdown: string, shortcuts = true, reference = false, window = WINDOW): InlineResult {
   const trimmed = markdown.trim();
   if (trimmed === '') return { ok: true, content: [], citations: [] };
+  if (reference) {
+    const inline = paragraph(referenceParser, markdown);
+    if (isResult(inline)) return inline;
+    const w = newWalk();
+    walkTokens(w, inline.children ?? []);
+    return { ok: true, content: w.content, citations: w.citations };
+  }
   if (shortcuts && PLAIN.test(trimmed) && !LIST_START.test(trimmed) && plainEdges(markdown, trimmed)) {
     return { ok: true, content: [{ type: 'text', text: trimmed, styles: {} }], citations: [] };
   }
   const simple = shortcuts ? simpleEmphasis(trimmed) : null;
   if (simple !== null && !LIST_START.test(trimmed) && plainEdges(markdown, trimmed)) return simple;
-  if (!trimmed.includes('\n') && !BLOCK_START.test(trimmed) && plainEdges(markdown, trimmed)) {
-    // One line that cannot open any block: skip the block parser.
-    return walk(parserFor(trimmed).parseInline(trimmed, {})[0]?.children ?? []);
-  }
+  // One line that cannot open any block (and that markdown-it's normalization leaves as it is) is the
+  // paragraph's inline source itself: skip the block parser.
+  const oneLine = !LINE_BREAK_OR_NUL.test(trimmed) && !BLOCK_START.test(trimmed) && plainEdges(markdown, trimmed);
+  const inline = oneLine ? trimmed : paragraph(blockParser, markdown);
+  if (typeof inline !== 'string' && isResult(inline)) return inline;
+  let w!: Walk;
+  inlineTokens(
+    typeof inline === 'string' ? inline : inline.content,
+    () => {
+      w = newWalk();
+      return (tokens) => walkTokens(w, tokens);
+    },
+    window,
+  );
+  return { ok: true, content: w.content, citations: w.citations };
+}
+
+const LINE_BREAK_OR_NUL = /[\n\r\0]/;
+
+/** The text's one paragraph (its inline token), or the result when there is none: nothing, or a refusal. */
+function paragraph(parser: MarkdownIt, markdown: string): Token | InlineResult {
   const env: { references?: unknown } = {};
-  const tokens = parserFor(markdown).parse(markdown, env);
+  const tokens = parser.parse(markdown, env);
   const references = env.references !== undefined;
   if (tokens.length === 0 && !references) return { ok: true, content: [], citations: [] };
   if (tokens.length !== 3 || tokens[0]!.type !== 'paragraph_open' || references) return refuse(tokens, references);
-  return walk(tokens[1]!.children ?? []);
+  return tokens[1]!;
 }
+
+const isResult = (x: Token | InlineResult): x is InlineResult => 'ok' in x;
 
 /** A character of {@link PLAIN} text: nothing Markdown could read as syntax. */
 function isPlainChar(c: number): boolean {
@@ -275,7 +276,15 @@ interface Walk {
   link: Link | null;
   /** style mask of the last text run of the current target, -1 when it is not text */
   lastMask: number;
+  // Counters, not bits: emphasis can nest inside itself (`**a __b__ c**`).
+  bold: number;
+  italic: number;
+  strike: number;
+  /** style mask of the text at this point */
+  mask: number;
 }
+
+const newWalk = (): Walk => ({ content: [], citations: [], link: null, lastMask: -1, bold: 0, italic: 0, strike: 0, mask: 0 });
 
 function pushRun(w: Walk, text: string, mask: number): void {
   if (text === '') return;
@@ -288,43 +297,47 @@ function pushRun(w: Walk, text: string, mask: number): void {
   w.lastMask = mask;
 }
 
+function restyle(w: Walk): void {
+  w.mask = (w.bold > 0 ? BOLD : 0) | (w.italic > 0 ? ITALIC : 0) | (w.strike > 0 ? STRIKE : 0);
+}
+
 function cite(w: Walk, href: string): void {
   if (isCitation(href) && !w.citations.includes(href)) w.citations.push(href);
 }
 
-function walk(children: Token[]): InlineResult {
-  const w: Walk = { content: [], citations: [], link: null, lastMask: -1 };
-  // Counters, not bits: emphasis can nest inside itself (`**a __b__ c**`).
-  let bold = 0;
-  let italic = 0;
-  let strike = 0;
-  let mask = 0;
+/**
+ * Add a stretch of inline tokens to the content. Adjacent text of equal style becomes one run, so it
+ * does not matter where markdown-it (or a window edge) split the text into tokens.
+ */
+function walkTokens(w: Walk, children: Token[]): void {
   for (const t of children) {
     switch (t.type) {
       case 'text':
       case 'text_special':
-        pushRun(w, t.content, mask);
+        pushRun(w, t.content, w.mask);
         break;
       case 'code_inline':
-        pushRun(w, t.content, mask | CODE);
+        pushRun(w, t.content, w.mask | CODE);
         break;
       case 'softbreak':
       case 'hardbreak':
-        pushRun(w, '\n', mask);
+        pushRun(w, '\n', w.mask);
         break;
       case 'strong_open':
       case 'strong_close':
+        w.bold += t.nesting;
+        restyle(w);
+        break;
       case 'em_open':
       case 'em_close':
-      case 's_open':
-      case 's_close': {
-        const step = t.nesting;
-        if (t.type[0] === 's' && t.type[1] === 't') bold += step;
-        else if (t.type[0] === 'e') italic += step;
-        else strike += step;
-        mask = (bold > 0 ? BOLD : 0) | (italic > 0 ? ITALIC : 0) | (strike > 0 ? STRIKE : 0);
+        w.italic += t.nesting;
+        restyle(w);
         break;
-      }
+      case 's_open':
+      case 's_close':
+        w.strike += t.nesting;
+        restyle(w);
+        break;
       case 'link_open': {
         const href = t.attrGet('href') ?? '';
         w.link = { type: 'link', href, content: [] };
@@ -341,19 +354,18 @@ function walk(children: Token[]): InlineResult {
         const src = t.attrGet('src') ?? '';
         const alt = altText(t.children);
         if (w.link) {
-          pushRun(w, alt, mask);
+          pushRun(w, alt, w.mask);
         } else {
-          w.content.push({ type: 'link', href: src, content: [{ type: 'text', text: alt || src, styles: stylesOf(mask) }] });
+          w.content.push({ type: 'link', href: src, content: [{ type: 'text', text: alt || src, styles: stylesOf(w.mask) }] });
           w.lastMask = -1;
           cite(w, src);
         }
         break;
       }
       default:
-        if (t.content) pushRun(w, t.content, mask);
+        if (t.content) pushRun(w, t.content, w.mask);
     }
   }
-  return { ok: true, content: w.content, citations: w.citations };
 }
 
 /**
@@ -409,7 +421,7 @@ const ALWAYS_ESCAPE = codes('\\`*_~[]<|');
 const LINE_START_ESCAPE = codes('#>-+=:');
 const ENTITY_AHEAD = /^&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});/;
 const JS_SPACE = /\s/;
-const { isWhiteSpace, isMdAsciiPunct, isPunctCharCode, isValidEntityCode } = md.utils;
+const { isWhiteSpace, isMdAsciiPunct, isPunctCharCode, isValidEntityCode } = referenceParser.utils;
 
 const isPunct = (cp: number): boolean => isMdAsciiPunct(cp) || isPunctCharCode(cp);
 const isSpaceCp = (cp: number): boolean => JS_SPACE.test(String.fromCodePoint(cp));
