@@ -53,4 +53,19 @@ test('20,000 positions in random order split into chunks and page back in order'
   assert.equal(index.toArray().map((p) => p.key), keys.slice(10_000).sort());
 });
 
+test('ascending and descending runs (the end fast paths) page back like a sorted array', () => {
+  const index = new SortedIndex();
+  const down = Array.from({ length: 3_000 }, (_, i) => ({ sortKey: String(5_000 - i).padStart(5, '0'), key: 'd' }));
+  const up = Array.from({ length: 3_000 }, (_, i) => ({ sortKey: String(6_000 + i).padStart(5, '0'), key: 'u' }));
+  for (let i = 0; i < down.length; i++) {
+    index.insert(down[i]!);
+    index.insert(up[i]!);
+  }
+  const model = [...down, ...up].sort(comparePositions);
+  assert.equal(index.toArray(), model);
+  assert.equal(index.pageBefore(null, 10_000), [...model].reverse());
+  for (const p of down.slice(0, 1_500)) assert.ok(index.remove(p));
+  assert.equal(index.toArray(), model.filter((p) => p.key === 'u' || Number(p.sortKey) < 3_501));
+});
+
 test.run();

@@ -27,8 +27,8 @@ const MAX_CHUNK = 512;
  * Positions in ascending order, held as a list of sorted chunks of at most {@link MAX_CHUNK} items
  * (the layout of Python's `sortedcontainers`).
  * @remarks Insert and remove cost O(log n) comparisons plus a splice inside one chunk; a page costs
- * O(log n + limit). The common case, a new record with the newest sortKey, lands at the end of the
- * last chunk. Listings read it in descending order ({@link pageBefore}).
+ * O(log n + limit). The common cases land at an end: a new record with the newest sortKey at the
+ * end of the last chunk, one with the oldest (an expiry listing counts down) at the start of the first. Listings read it in descending order ({@link pageBefore}).
  */
 export class SortedIndex {
   private chunks: IndexPosition[][] = [];
@@ -52,11 +52,18 @@ export class SortedIndex {
       this.chunks.push([item]);
       return;
     }
-    const c = this.chunkFor(item);
+    let c: number;
+    const first = this.chunks[0];
+    if (comparePositions(item, first[0]) < 0) {
+      c = 0;
+      first.unshift(item);
+    } else {
+      c = this.chunkFor(item);
+      const chunk = this.chunks[c];
+      if (comparePositions(chunk[chunk.length - 1], item) < 0) chunk.push(item);
+      else chunk.splice(lowerBound(chunk, item), 0, item);
+    }
     const chunk = this.chunks[c];
-    const last = chunk[chunk.length - 1];
-    if (comparePositions(last, item) < 0) chunk.push(item);
-    else chunk.splice(lowerBound(chunk, item), 0, item);
     if (chunk.length > MAX_CHUNK) this.chunks.splice(c + 1, 0, chunk.splice(MAX_CHUNK >>> 1));
   }
 
