@@ -39,7 +39,11 @@ export function parseMutationRequest(input: unknown): DocumentMutationRequest {
 }
 
 
-const quote = JSON.stringify as (text: string) => string;
+/** Characters `JSON.stringify` escapes in a string (any surrogate, to leave pairs to it too). */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** `JSON.stringify(text)`; a text with nothing to escape (the usual case) is only put in quotes. */
+const quote = (text: string) => (ESCAPED.test(text) ? JSON.stringify(text) : `"${text}"`);
 
 /** A blockId's JSON: its characters (see `Patterns.blockId`) never need escaping. */
 const idJson = (id: string) => `"${id}"`;
