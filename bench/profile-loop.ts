@@ -3,11 +3,13 @@
  * `blocks` paragraphs, `kind` mutations (edit, create, move, delete) in a loop that reads only the
  * receipt's resulting version and the document's revision (creates and deletes keep the document
  * between `blocks` and twice as many, with one delete or create of `blocks` blocks per `blocks`
- * mutations). Run it under `node --cpu-prof` (see the README, Performance).
+ * mutations; an edit writes the text the mutation bench writes). Run it under `node --cpu-prof` (see
+ * the README, Performance).
  */
 import { memoryStorage } from '../adapters/memory/index.ts';
 import type { Actor } from '../src/deps.ts';
 import { createEngine } from '../src/engine.ts';
+import { editText } from './mutations.ts';
 
 const actor: Actor = { accountId: 'bench', credentialRef: null, documentRef: null };
 let seq = 0;
@@ -46,7 +48,7 @@ export async function runProfileLoop(blocks = 10, kind = 'edit', seconds = 3): P
     } else if (kind === 'move') mutation = { kind: 'move', blockIds: [id], newParentBlockId: null, beforeBlockId: other === id ? null : other };
     else if (kind === 'create') mutation = { kind: 'create', parentBlockId: null, beforeBlockId: id, blocks: [{ type: 'paragraph', markdown: `New ${n}` }] };
     else if (kind === 'delete') mutation = { kind: 'delete', blockIds: [ids[ids.length - 1]!] };
-    else mutation = { kind: 'edit', blockId: id, block: { type: 'paragraph', markdown: `Edited ${n}` } };
+    else mutation = { kind: 'edit', blockId: id, block: { type: 'paragraph', markdown: editText(blocks, n) } };
     const out = await engine.documents.mutate(actor, ref, { idempotencyKey: key(), ifRevision: revision, body: { v: 1, intent: kind, mutation } });
     version = out.receipt.resultingVersion;
     revision = out.document.revision;

@@ -64,6 +64,17 @@ function blockFields(b: Obj): boolean {
   return !('language' in b) || text(b.language, 1, Limits.languageMax);
 }
 
+/** A copy of a checked block's fields (not `children`), in schema order. */
+function pickBlock(b: Obj): Obj {
+  const out: Obj = { type: b.type };
+  if ('markdown' in b) out.markdown = b.markdown;
+  if ('level' in b) out.level = b.level;
+  if ('checked' in b) out.checked = b.checked;
+  if ('code' in b) out.code = b.code;
+  if ('language' in b) out.language = b.language;
+  return out;
+}
+
 function block(b: unknown): b is BlockInput {
   return isObj(b) && onlyKeys(b, BLOCK_KEYS) && blockFields(b);
 }
@@ -78,7 +89,7 @@ function blockList(x: unknown, min: number, max: number, depth: number): Obj[] |
   for (let i = 0; i < x.length; i++) {
     const b: unknown = x[i];
     if (!isObj(b) || !onlyKeys(b, TREE_BLOCK_KEYS) || !blockFields(b)) return null;
-    const picked = pick(b, BLOCK_KEYS);
+    const picked = pickBlock(b);
     if ('children' in b) {
       if (depth >= CHILD_DEPTH) return null;
       const kids = blockList(b.children, 0, Limits.childrenMax, depth + 1);
@@ -101,7 +112,7 @@ function mutation(m: unknown): Obj | null {
   }
   if (m.kind === 'edit') {
     if (!onlyKeys(m, EDIT_KEYS) || !blockId(m.blockId) || !block(m.block)) return null;
-    return pick(m, EDIT_KEYS, (k, value) => (k === 'block' ? pick(value as Obj, BLOCK_KEYS) : value));
+    return { kind: 'edit', blockId: m.blockId, block: pickBlock(m.block as unknown as Obj) };
   }
   if (m.kind === 'move') {
     if (!onlyKeys(m, MOVE_KEYS) || !ids(m.blockIds, 1, Limits.blockIdsMax) || !('beforeBlockId' in m) || !('newParentBlockId' in m)) return null;
