@@ -176,7 +176,7 @@ export function table(rows: string[][], title = '', chart = rows[0]!.length - 1,
 }
 
 /** Engine vs raw Yjs on documents of the given sizes. */
-export async function throughput(makeStorage: () => Promise<Storage>, label: string, sizes: number[], ops: Op[] = OPS, clock: Clock = wallMs): Promise<string[][]> {
+async function throughput(makeStorage: () => Promise<Storage>, label: string, sizes: number[], ops: Op[] = OPS, clock: Clock = wallMs): Promise<string[][]> {
   const rows: string[][] = [];
   for (const size of sizes) {
     for (const kind of ops) {

@@ -31,9 +31,9 @@ const SLAB_MAX = 16 * 1024;
  * bytes, instead of each in a buffer of its own.
  * @remarks A buffer per small update (tens of bytes) costs the garbage collector far more than its
  * bytes: an ArrayBuffer, its backing store and its tracking, for every mutation kept. Buffers double
- * from {@link SLAB_MIN} to {@link SLAB_MAX} as the document's log grows, so a buffer pinned by the
- * updates still logged holds at most about as much again as they do; an update over a quarter of
- * the largest size gets a buffer of its own. Written bytes are never changed.
+ * from {@link SLAB_MIN} to {@link SLAB_MAX} as the document's log grows (and start small again after
+ * a compaction), so the buffers of a log hold at most about twice its bytes; an update over a
+ * quarter of the largest size gets a buffer of its own. Written bytes are never changed.
  */
 class UpdateSlab {
   private buffer: Uint8Array | null = null;
@@ -56,10 +56,14 @@ class UpdateSlab {
     return new Uint8Array(buffer.buffer, at, n);
   }
 
-  /** Start a new buffer with the next update (the log was compacted: the current one may be released). */
+  /**
+   * Start a new, small buffer with the next update (the log was compacted: the current buffer may be
+   * released, and a quiet document does not keep a large one for its next few updates).
+   */
   release(): void {
     this.buffer = null;
     this.used = 0;
+    this.size = SLAB_MIN;
   }
 }
 
