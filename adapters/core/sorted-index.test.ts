@@ -68,4 +68,41 @@ test('ascending and descending runs (the end fast paths) page back like a sorted
   assert.equal(index.toArray(), model.filter((p) => p.key === 'u' || Number(p.sortKey) < 3_501));
 });
 
+test('many chunks: bursts of inserts (merged one by one or in bulk) between removes and pages match a sorted model', () => {
+  fc.assert(
+    fc.property(
+      fc.array(fc.tuple(fc.nat(40), fc.nat(3)), { minLength: 50, maxLength: 120 }),
+      fc.integer({ min: 1, max: 1_000_000 }),
+      (bursts, seed) => {
+        const index = new SortedIndex();
+        const model = new Map<string, IndexPosition>();
+        let x = seed;
+        const next = () => (x = (x * 48_271) % 2_147_483_647);
+        for (const [inserts, removes] of bursts) {
+          for (let i = 0; i < inserts * 3; i++) {
+            const p = { sortKey: String(next() % 5_000).padStart(4, '0'), key: `k${next() % 50}` };
+            const id = `${p.sortKey}/${p.key}`;
+            if (model.has(id)) continue;
+            model.set(id, p);
+            index.insert(p);
+          }
+          const present = [...model.keys()];
+          for (let i = 0; i < removes && present.length; i++) {
+            const id = present[next() % present.length]!;
+            if (!model.has(id)) continue;
+            assert.ok(index.remove(model.get(id)!));
+            model.delete(id);
+          }
+          if (removes === 0) assert.is(index.pageBefore(null, 3).length, Math.min(3, model.size));
+        }
+        const sorted = [...model.values()].sort(comparePositions);
+        assert.equal(index.toArray(), sorted);
+        assert.is(index.size, sorted.length);
+        assert.equal(index.pageBefore(sorted[sorted.length >> 1] ?? null, 20), sorted.slice(0, sorted.length >> 1).reverse().slice(0, 20));
+      },
+    ),
+    { numRuns: 25, seed: 3 },
+  );
+});
+
 test.run();

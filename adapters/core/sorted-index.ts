@@ -24,6 +24,8 @@ function lowerBound(items: readonly IndexPosition[], target: IndexPosition): num
 const MAX_CHUNK = 512;
 /** Inserts buffered before they are merged into the chunks (a read or a remove merges them sooner). */
 const PENDING_MAX = 1024;
+/** Up to this many buffered inserts are merged one by one (a bulk merge walks the chunks they touch). */
+const FEW = 8;
 
 /**
  * Positions in ascending order, held as a list of sorted chunks of at most {@link MAX_CHUNK} items
@@ -32,8 +34,9 @@ const PENDING_MAX = 1024;
  * splicing one item into a long-lived array moves every item after it through the garbage
  * collector's write barrier, ~1 µs for a chunk of a few hundred, and an expiry listing (whose keys
  * count down) inserts at the front of its first chunk on every write. A remove or a page merges the
- * buffer first, then costs O(log n) comparisons plus a splice inside one chunk; a page costs
- * O(log n + limit). Listings read it in descending order ({@link pageBefore}).
+ * buffer first (a few items one by one, so that a put that replaces an indexed record, a remove and
+ * an insert, stays O(log n) plus a splice), then costs O(log n) comparisons plus a splice inside one
+ * chunk; a page costs O(log n + limit). Listings read it in descending order ({@link pageBefore}).
  */
 export class SortedIndex {
   private chunks: IndexPosition[][] = [];
@@ -58,30 +61,49 @@ export class SortedIndex {
     if (this.pending.length >= PENDING_MAX) this.merge();
   }
 
-  /** Merges the buffered inserts into the chunks: every chunk that receives some is rebuilt once. */
+  /**
+   * Merges the buffered inserts into the chunks: a few one by one, more in bulk (sorted, then every
+   * chunk that receives some rebuilt once; the chunks before the first and after the last are kept).
+   */
   private merge(): void {
     const items = this.pending;
     if (items.length === 0) return;
     this.pending = [];
+    if (items.length <= FEW || this.chunks.length === 0) {
+      if (this.chunks.length === 0) items.sort(comparePositions);
+      for (const item of items) this.insertOne(item);
+      return;
+    }
     items.sort(comparePositions);
     const chunks = this.chunks;
-    const out: IndexPosition[][] = [];
+    let c = this.chunkFor(items[0]);
+    const out = chunks.slice(0, c);
     let next = 0;
-    for (let c = 0; c < chunks.length; c++) {
+    for (; c < chunks.length && next < items.length; c++) {
       const chunk = chunks[c];
       // Items up to this chunk's last one belong here; the last chunk takes the rest.
       let end = next;
       if (c === chunks.length - 1) end = items.length;
       else while (end < items.length && comparePositions(items[end], chunk[chunk.length - 1]) <= 0) end++;
-      if (end === next) {
-        out.push(chunk);
-        continue;
-      }
-      pushSplit(out, mergeSorted(chunk, items, next, end));
+      if (end === next) out.push(chunk);
+      else pushSplit(out, mergeSorted(chunk, items, next, end));
       next = end;
     }
-    if (chunks.length === 0) pushSplit(out, items);
+    for (; c < chunks.length; c++) out.push(chunks[c]);
     this.chunks = out;
+  }
+
+  /** Puts one item in place: O(log n) comparisons and a splice inside one chunk. */
+  private insertOne(item: IndexPosition): void {
+    if (this.chunks.length === 0) {
+      this.chunks.push([item]);
+      return;
+    }
+    const c = this.chunkFor(item);
+    const chunk = this.chunks[c];
+    if (comparePositions(chunk[chunk.length - 1], item) < 0) chunk.push(item);
+    else chunk.splice(lowerBound(chunk, item), 0, item);
+    if (chunk.length > MAX_CHUNK) this.chunks.splice(c + 1, 0, chunk.splice(MAX_CHUNK >>> 1));
   }
 
   /** Removes the position equal to `item`; returns false when it was not there. */
