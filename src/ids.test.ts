@@ -19,6 +19,20 @@ test('minted refs match the contract patterns', () => {
   }
 });
 
+test('random hex ids of any length are lowercase hex, fresh across pool refills', () => {
+  const seen = new Set<string>();
+  for (let i = 0; i < 3_000; i++) {
+    const length = 1 + (i % 67);
+    const id = randomIds.hex(length);
+    assert.match(id, new RegExp(`^[0-9a-f]{${length}}$`));
+    if (length >= 16) {
+      assert.not.ok(seen.has(id), 'repeated id');
+      seen.add(id);
+    }
+  }
+  assert.match(randomIds.hex(20_000), /^[0-9a-f]{20000}$/);
+});
+
 test('timestamps have milliseconds', () => {
   assert.match(isoTimestamp(Date.UTC(2026, 0, 1)), TIMESTAMP_PATTERN);
 });

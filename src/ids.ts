@@ -53,6 +53,22 @@ function randomByte(): number {
   return pool[poolAt++]!;
 }
 
+/** On Node, a Buffer over the pool: its native hex encoding of pool bytes beats building the string here. */
+type HexView = { toString(encoding: 'hex', start: number, end: number): string };
+const NodeBuffer = (globalThis as { Buffer?: { from(bytes: ArrayBuffer): HexView } }).Buffer;
+const poolHex: HexView | null = NodeBuffer === undefined ? null : NodeBuffer.from(pool.buffer);
+
+/** The next `n` pool bytes as hex, through {@link poolHex}. */
+function poolBytesHex(view: HexView, n: number): string {
+  if (poolAt + n > pool.length) {
+    crypto.getRandomValues(pool);
+    poolAt = 0;
+  }
+  const text = view.toString('hex', poolAt, poolAt + n);
+  poolAt += n;
+  return text;
+}
+
 const HEX_CODES = Array.from(HEX, (c) => c.charCodeAt(0));
 /** Per length, the character codes of the id being built: one flat string at the end, not a chain of concatenations. */
 const idCodes = new Map<number, number[]>();
@@ -60,6 +76,7 @@ const idCodes = new Map<number, number[]>();
 /** Cryptographically random ids (see {@link randomByte}). */
 export const randomIds: IdSource = {
   hex(length) {
+    if (poolHex !== null && (length & 1) === 0 && length <= 2 * pool.length) return poolBytesHex(poolHex, length >>> 1);
     let codes = idCodes.get(length);
     if (codes === undefined) {
       codes = new Array<number>(length).fill(48);

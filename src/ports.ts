@@ -130,7 +130,15 @@ export function streamTopic(stream: string): ChangeTopic {
   return `stream\u0000${stream}`;
 }
 
-const frozenValues = new WeakSet<object>();
+/**
+ * The values {@link freezeRecordValue} froze last. An adapter asks right when the value is
+ * committed (the engine freezes a record and commits it in one synchronous step), so a short memory
+ * is enough; a value it no longer recognises is copied like any other, which is always correct. A
+ * WeakSet of every value ever frozen would cost an insertion and garbage-collector work per record.
+ */
+const RECENT_FROZEN = 16;
+const recentFrozen: (object | undefined)[] = new Array<object | undefined>(RECENT_FROZEN);
+let recentAt = 0;
 
 function notJson(): TypeError {
   return new TypeError('a frozen record value must be plain JSON data (objects, arrays, strings, numbers, booleans, null)');
@@ -146,9 +154,8 @@ function deepFreeze(value: object): void {
     }
     return;
   }
-  const keys = Object.keys(value);
-  for (let i = 0; i < keys.length; i++) {
-    const item: unknown = (value as Record<string, unknown>)[keys[i]!];
+  for (const key in value) {
+    const item: unknown = (value as Record<string, unknown>)[key];
     if (typeof item === 'object' && item !== null) freezeObject(item);
     else if (typeof item === 'bigint' || typeof item === 'symbol' || typeof item === 'function') throw notJson();
   }
@@ -174,14 +181,18 @@ function freezeObject(value: object): void {
 export function freezeRecordValue<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
     freezeObject(value);
-    frozenValues.add(value);
+    recentFrozen[recentAt] = value;
+    recentAt = (recentAt + 1) % RECENT_FROZEN;
   } else if (typeof value === 'bigint' || typeof value === 'symbol' || typeof value === 'function') throw notJson();
   return value;
 }
 
-/** True for a value that went through {@link freezeRecordValue} (in this copy of the module). */
+/**
+ * True for a value that went through {@link freezeRecordValue} (in this copy of the module), among
+ * the last 16 it froze: ask when the value is committed. False says "copy it", never "it may change".
+ */
 export function isFrozenRecordValue(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && frozenValues.has(value);
+  return typeof value === 'object' && value !== null && recentFrozen.includes(value);
 }
 
 /**

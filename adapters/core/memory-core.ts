@@ -18,6 +18,53 @@ interface DocEntry {
   snapshot: Uint8Array;
   /** Strictly ascending versions, all > head.snapshotVersion. Only pushed to or replaced. */
   updates: StoredUpdate[];
+  /** The log's bytes: appended updates are views into this buffer (see {@link UpdateSlab}). */
+  slab: UpdateSlab;
+}
+
+/** Smallest and largest buffer a document's log bytes are packed into. */
+const SLAB_MIN = 256;
+const SLAB_MAX = 16 * 1024;
+
+/**
+ * Where one document's logged updates are kept: copied into a shared buffer, each a view of its
+ * bytes, instead of each in a buffer of its own.
+ * @remarks A buffer per small update (tens of bytes) costs the garbage collector far more than its
+ * bytes: an ArrayBuffer, its backing store and its tracking, for every mutation kept. Buffers double
+ * from {@link SLAB_MIN} to {@link SLAB_MAX} as the document's log grows (and start small again after
+ * a compaction), so the buffers of a log hold at most about twice its bytes; an update over a
+ * quarter of the largest size gets a buffer of its own. Written bytes are never changed.
+ */
+class UpdateSlab {
+  private buffer: Uint8Array | null = null;
+  private used = 0;
+  private size = SLAB_MIN;
+
+  /** A copy of `bytes` that shares a buffer with the neighbouring updates. */
+  keep(bytes: Uint8Array): Uint8Array {
+    const n = bytes.byteLength;
+    if (n > SLAB_MAX >>> 2) return bytes.slice();
+    let buffer = this.buffer;
+    if (buffer === null || this.used + n > buffer.byteLength) {
+      if (buffer !== null && this.size < SLAB_MAX) this.size *= 2;
+      buffer = this.buffer = new Uint8Array(Math.max(this.size, n));
+      this.used = 0;
+    }
+    const at = this.used;
+    buffer.set(bytes, at);
+    this.used = at + n;
+    return new Uint8Array(buffer.buffer, at, n);
+  }
+
+  /**
+   * Start a new, small buffer with the next update (the log was compacted: the current buffer may be
+   * released, and a quiet document does not keep a large one for its next few updates).
+   */
+  release(): void {
+    this.buffer = null;
+    this.used = 0;
+    this.size = SLAB_MIN;
+  }
 }
 
 /** Index of the first update with version > `version` (binary search; versions ascend). */
@@ -127,12 +174,15 @@ export class MemoryCore implements FactSource {
     return out;
   }
 
-  /** Applies validated, storage-owned ops in order. Takes ownership of their heads and bytes. */
+  /**
+   * Applies validated, storage-owned ops in order. Takes ownership of their heads and snapshots;
+   * appended update bytes are copied into the document's log (see {@link UpdateSlab}).
+   */
   apply(ops: readonly PreparedOp[]): void {
     for (const op of ops) {
       switch (op.kind) {
         case 'document.create': {
-          const entry: DocEntry = { head: op.head, snapshot: op.snapshot, updates: [] };
+          const entry: DocEntry = { head: op.head, snapshot: op.snapshot, updates: [], slab: new UpdateSlab() };
           this.docs.set(op.head.documentRef, entry);
           this.heads.add(entry);
           break;
@@ -143,7 +193,7 @@ export class MemoryCore implements FactSource {
           const head = op.head;
           head.snapshotVersion = previous.snapshotVersion;
           entry.head = head;
-          entry.updates.push({ version: head.version, update: op.update });
+          entry.updates.push({ version: head.version, update: entry.slab.keep(op.update) });
           if (head.accountId !== previous.accountId) {
             this.heads.remove(entry, previous.accountId);
             this.heads.add(entry);
@@ -155,6 +205,7 @@ export class MemoryCore implements FactSource {
         case 'document.compact': {
           const entry = this.docs.get(op.documentRef) as DocEntry;
           entry.updates = entry.updates.slice(firstAfter(entry.updates, op.snapshotVersion));
+          entry.slab.release();
           entry.snapshot = op.snapshot;
           entry.head = { ...entry.head, snapshotVersion: op.snapshotVersion, generation: op.generation };
           break;
@@ -204,7 +255,7 @@ export class MemoryCore implements FactSource {
     const core = new MemoryCore();
     for (const doc of view.documents) {
       const updates = doc.updates.length === doc.updateCount ? (doc.updates as StoredUpdate[]) : doc.updates.slice(0, doc.updateCount);
-      const entry: DocEntry = { head: doc.head, snapshot: doc.snapshot, updates };
+      const entry: DocEntry = { head: doc.head, snapshot: doc.snapshot, updates, slab: new UpdateSlab() };
       core.docs.set(doc.head.documentRef, entry);
       core.heads.add(entry);
     }

@@ -9,8 +9,9 @@ import { isFrozenRecordValue, type BatchOp, type DocumentHead, type RecordIndexE
  * A {@link BatchOp} after {@link prepareBatch}: owned by the storage, safe to keep and to journal.
  * @remarks `record.put` carries the value as JSON text (`json`), which doubles as its deep copy and as
  * its serialised form in a journal; readers get a fresh `JSON.parse` of it each time. Only when
- * {@link prepareBatch} was asked to keep frozen values, a value marked by `freezeRecordValue` is
- * carried as is in `value`, with `json` null (see {@link putJson}).
+ * {@link prepareBatch} prepares for an in-place apply, a value marked by `freezeRecordValue` is
+ * carried as is in `value`, with `json` null (see {@link putJson}), and an append carries the
+ * caller's bytes (the core copies them as it applies the batch).
  */
 export type PreparedOp =
   | { kind: 'document.create'; head: DocumentHead; snapshot: Uint8Array }
@@ -49,9 +50,13 @@ export function copyHead(head: DocumentHead): DocumentHead {
   };
 }
 
-function copyBytes(bytes: Uint8Array, what: string): Uint8Array {
+function checkBytes(bytes: Uint8Array, what: string): Uint8Array {
   if (!(bytes instanceof Uint8Array)) throw new TypeError(`${what} must be a Uint8Array`);
-  return bytes.slice();
+  return bytes;
+}
+
+function copyBytes(bytes: Uint8Array, what: string): Uint8Array {
+  return checkBytes(bytes, what).slice();
 }
 
 function toJson(value: unknown, what: string): string {
@@ -60,11 +65,13 @@ function toJson(value: unknown, what: string): string {
   return json;
 }
 
+/** The index entry in storage-owned form: a frozen entry as it is (it cannot change), else a copy. */
 function copyIndex(index: RecordIndexEntry | undefined, collection: string, key: string): RecordIndexEntry | null {
   if (index === undefined) return null;
   if (typeof index !== 'object' || index === null || typeof index.partition !== 'string' || typeof index.sortKey !== 'string') {
     throw new TypeError(`record ${collection}/${key}: index must be { partition: string, sortKey: string }`);
   }
+  if (Object.isFrozen(index)) return index;
   return { partition: index.partition, sortKey: index.sortKey };
 }
 
@@ -75,12 +82,14 @@ export function putJson(op: Extract<PreparedOp, { kind: 'record.put' }>): string
 
 /**
  * Copies every op of a batch into storage-owned form.
- * @param keepFrozen keep record values marked by `freezeRecordValue` by reference (`json` null)
- * instead of serialising them; for an adapter that holds values in memory and serialises lazily.
+ * @param inPlace the batch goes to a `MemoryCore.apply` within the same synchronous call
+ * (the memory adapter): record values marked by `freezeRecordValue` are kept by reference instead of
+ * serialised (`json` null), and appended update bytes are checked but not copied here (the core
+ * copies them into its log as it applies them, before the caller can change them).
  * @throws TypeError for an unknown op kind, bytes that are not a Uint8Array, or a record value that
  * is not JSON-serialisable. Nothing is validated against stored state here.
  */
-export function prepareBatch(ops: readonly BatchOp[], keepFrozen = false): PreparedOp[] {
+export function prepareBatch(ops: readonly BatchOp[], inPlace = false): PreparedOp[] {
   if (!Array.isArray(ops)) throw new TypeError('commit expects an array of ops');
   const out: PreparedOp[] = new Array(ops.length);
   for (let i = 0; i < ops.length; i++) {
@@ -90,7 +99,7 @@ export function prepareBatch(ops: readonly BatchOp[], keepFrozen = false): Prepa
         out[i] = { kind: op.kind, head: copyHead(op.head), snapshot: copyBytes(op.snapshot, 'snapshot') };
         break;
       case 'document.append':
-        out[i] = { kind: op.kind, head: copyHead(op.head), update: copyBytes(op.update, 'update') };
+        out[i] = { kind: op.kind, head: copyHead(op.head), update: inPlace ? checkBytes(op.update, 'update') : copyBytes(op.update, 'update') };
         break;
       case 'document.compact':
         out[i] = {
@@ -104,7 +113,7 @@ export function prepareBatch(ops: readonly BatchOp[], keepFrozen = false): Prepa
       case 'record.put': {
         const index = copyIndex(op.index, op.collection, op.key);
         const put: PreparedOp =
-          keepFrozen && isFrozenRecordValue(op.value)
+          inPlace && isFrozenRecordValue(op.value)
             ? { kind: op.kind, collection: op.collection, key: op.key, json: null, value: op.value, index }
             : { kind: op.kind, collection: op.collection, key: op.key, json: toJson(op.value, `record ${op.collection}/${op.key}`), index };
         if (op.expectedRevision !== undefined) put.expectedRevision = op.expectedRevision;

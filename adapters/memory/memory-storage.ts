@@ -81,7 +81,7 @@ export function memoryStorage(): Storage {
       let prepared;
       try {
         prepared = prepareBatch(ops, true);
-        validateBatch(core, prepared);
+        validateBatch(core, prepared, undefined, false);
         core.apply(prepared);
       } catch (error) {
         return Promise.reject(error);

@@ -13,10 +13,15 @@ export function visibleTo(actor: Actor, head: DocumentHead | null): head is Docu
   return head !== null && head.accountId === actor.accountId && (actor.documentRef === null || actor.documentRef === head.documentRef);
 }
 
-/** The stored head of a document the actor may see; NOT_FOUND when malformed, absent or outside the boundary. */
-export async function visibleHead(storage: Storage, actor: Actor, documentRef: string): Promise<DocumentHead> {
-  if (!Patterns.documentRef.test(documentRef)) throw notFound('The document');
-  const head = await storage.getDocumentHead(documentRef);
-  if (!visibleTo(actor, head)) throw notFound('The document');
-  return head;
+/**
+ * The stored head of a document the actor may see; NOT_FOUND when malformed, absent or outside the
+ * boundary. (A reaction on the storage read, not an async function: one frame less on every
+ * mutation and read.)
+ */
+export function visibleHead(storage: Storage, actor: Actor, documentRef: string): Promise<DocumentHead> {
+  if (!Patterns.documentRef.test(documentRef)) return Promise.reject(notFound('The document'));
+  return storage.getDocumentHead(documentRef).then((head) => {
+    if (!visibleTo(actor, head)) throw notFound('The document');
+    return head;
+  });
 }

@@ -26,6 +26,10 @@ const block = withFixed(
     { rows: fc.constant([['a']]), extra: fc.constant(1), children: fc.constant([]), markdownUndefined: fc.constant(undefined) },
   ),
 );
+/** A create's block: a block, sometimes with children (nested up to 6 levels, past the compiled check's depth). */
+const { tree } = fc.letrec<{ tree: Record<string, unknown> }>((self) => ({
+  tree: fc.tuple(block, fc.option(fc.array(self('tree'), { maxLength: 2 }), { nil: undefined, depthSize: 'small', maxDepth: 6 })).map(([b, children]) => (children === undefined ? b : { ...b, children })),
+}));
 const ids = fc.array(id, { maxLength: 3 });
 const someIds = fc.array(id, { minLength: 1, maxLength: 3 });
 const mutation = fc.oneof(
@@ -35,6 +39,10 @@ const mutation = fc.oneof(
     obj({ oldParentBlockId: fc.option(id), newSiblingBlockIds: ids, oldSiblingBlockIds: ids }, { blockId: id }),
   ),
   withFixed({ kind: fc.constantFrom('delete', 'delete', 'create'), blockIds: someIds }, obj({ parentBlockIds: ids, siblingBlockIds: ids }, { x: fc.constant(null) })),
+  withFixed(
+    { kind: fc.constant('create'), beforeBlockId: fc.option(id), parentBlockId: fc.option(id), blocks: fc.array(tree, { maxLength: 3 }) },
+    obj({}, { blockIds: someIds }),
+  ),
 );
 const request = withFixed({ v: fc.constantFrom(1, 1, 1, 2), intent: fc.constantFrom('x', 'why', ''), mutation }, obj({}, { z: fc.constant(1) }));
 
@@ -62,6 +70,10 @@ test('the compiled check accepts the usual hot requests', () => {
   assert.equal(fastMutationRequest(move), move);
   const del = { v: 1, intent: 'x', mutation: { kind: 'delete', blockIds: ['a', 'b'] } };
   assert.equal(fastMutationRequest(del), del);
+  const blocks = [{ type: 'bulletListItem', markdown: 'a', children: [{ type: 'paragraph', markdown: 'b', children: [] }] }];
+  const create = { v: 1, intent: 'x', mutation: { kind: 'create', beforeBlockId: null, parentBlockId: 'p', blocks } };
+  assert.equal(fastMutationRequest(create), create);
+  assert.is.not((fastMutationRequest(create)!.mutation as { blocks: unknown }).blocks, blocks, 'the output is a copy');
   assert.is(fastMutationRequest({ ...del, intent: 'é'.repeat(501) }), null);
 });
 

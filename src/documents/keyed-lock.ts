@@ -5,8 +5,10 @@
 
 /**
  * A lock per string key, handed from task to task in arrival order.
- * @remarks An uncontended `run` starts its task synchronously and costs one async frame: the lock is
- * held while the key has a queue (empty when nobody waits) and passed on directly to the next waiter.
+ * @remarks An uncontended `run` starts its task synchronously and hands back the task's own promise
+ * (no extra async frame or promise hop): the lock is held while the key has a queue (empty when
+ * nobody waits), released by a reaction registered on the task's promise before the caller's own
+ * (so the caller resumes with the key free), and passed on directly to the next waiter.
  */
 export class KeyedLock {
   /** Held keys, each with the wake-ups of the tasks waiting for it. */
@@ -14,15 +16,25 @@ export class KeyedLock {
   private idleWaiters: (() => void)[] = [];
 
   /** Run `task` after every earlier task of `key` has settled. */
-  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+  run<T>(key: string, task: () => Promise<T>): Promise<T> {
     const queue = this.queues.get(key);
-    if (queue === undefined) this.queues.set(key, []);
-    else await new Promise<void>((wake) => queue.push(wake));
+    if (queue !== undefined) return new Promise<void>((wake) => queue.push(wake)).then(() => this.hold(key, task));
+    this.queues.set(key, []);
+    return this.hold(key, task);
+  }
+
+  /** Run `task` with `key` held; release it when the task settles (or throws synchronously). */
+  private hold<T>(key: string, task: () => Promise<T>): Promise<T> {
+    let running: Promise<T>;
     try {
-      return await task();
-    } finally {
+      running = task();
+    } catch (error) {
       this.release(key);
+      return Promise.reject(error);
     }
+    const release = () => this.release(key);
+    void running.then(release, release);
+    return running;
   }
 
   private release(key: string): void {

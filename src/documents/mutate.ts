@@ -12,7 +12,7 @@ import { exceedsDocumentLimit } from './limits.ts';
 import { planMutation } from './plan.ts';
 import type { DocumentMutationRequest } from './schemas.ts';
 import type { MutationOutcome, MutationReceipt } from './types.ts';
-import { currentRevision, viewOf } from './view.ts';
+import { currentRevision, defineContentSha256, viewOf } from './view.ts';
 
 /**
  * A receipt as its idempotency record keeps it: `contentSha256` is null when nobody had read the
@@ -100,17 +100,8 @@ export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Pr
   const operationRef = deps.refs.operationRef();
   const { affectedBlockIds } = plan;
   const resultingVersion = newHead.version;
-  const receipt: MutationReceipt = {
-    v: 1,
-    documentRef,
-    operationRef,
-    baseVersion: base.version,
-    resultingVersion,
-    get contentSha256() {
-      return content.sha256;
-    },
-    affectedBlockIds,
-  };
+  const receipt = defineContentSha256({ v: 1, documentRef, operationRef, baseVersion: base.version, resultingVersion }, content) as MutationReceipt;
+  receipt.affectedBlockIds = affectedBlockIds;
   const stored: StoredReceipt = { v: 1, documentRef, operationRef, baseVersion: base.version, resultingVersion, contentSha256: null, affectedBlockIds };
   const receiptRef = `rcpt_${deps.ids.hex(32)}`;
   try {

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { isServiceError } from '../errors.ts';
 import { parseOrThrow } from '../validation.ts';
-import { parseMutationRequest } from './mutation-request.ts';
+import { parseMutationRequest, requestJson } from './mutation-request.ts';
 import { DocumentMutationRequestSchema } from './schemas.ts';
 
 function outcome(parse: (input: unknown) => unknown, input: unknown): string {
@@ -82,6 +82,49 @@ test('random requests: the hot-path parser and the full schema agree', () => {
     }),
     { numRuns: 3000, seed: 11 },
   );
+});
+
+test('requestJson writes exactly JSON.stringify of every parsed request', () => {
+  const id = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._:$-]{0,4}$/);
+  const some = fc.array(id, { minLength: 1, maxLength: 3 });
+  const textish = fc.oneof(fc.string({ maxLength: 6 }), fc.constantFrom('"\\\n\u0001\u2028', '\ud800x', 'é😀'));
+  const { block } = fc.letrec<{ block: Record<string, unknown> }>((self) => ({
+    block: fc.record(
+      {
+        type: fc.constantFrom('paragraph', 'heading', 'checkListItem', 'codeBlock', 'table'),
+        markdown: textish,
+        level: fc.constantFrom(1, 2, 3),
+        checked: fc.boolean(),
+        code: textish,
+        language: fc.constantFrom('js', 'a"b'),
+        rows: fc.constantFrom([['a', 'b"']], [['x'], ['y']]),
+        children: fc.option(fc.array(self('block'), { maxLength: 2 }), { nil: undefined, depthSize: 'small', maxDepth: 3 }),
+      },
+      { requiredKeys: ['type'] },
+    ).map((b) => (b.children === undefined ? (({ children: _children, ...rest }) => rest)(b) : b)),
+  }));
+  const mutation = fc.oneof(
+    fc.record({ kind: fc.constant('edit'), blockId: id, block: block.map(({ children: _children, ...b }) => b) }),
+    fc.record({ kind: fc.constant('create'), parentBlockId: fc.option(id), beforeBlockId: fc.option(id), blocks: fc.array(block, { minLength: 1, maxLength: 3 }) }),
+    fc.record(
+      { kind: fc.constant('move'), blockIds: some, beforeBlockId: fc.option(id), newParentBlockId: fc.option(id), oldParentBlockId: fc.option(id), newSiblingBlockIds: fc.array(id, { maxLength: 2 }), oldSiblingBlockIds: fc.array(id, { maxLength: 2 }) },
+      { requiredKeys: ['kind', 'blockIds', 'beforeBlockId', 'newParentBlockId'] },
+    ),
+    fc.record({ kind: fc.constant('delete'), blockIds: some, parentBlockIds: fc.array(id, { maxLength: 3 }), siblingBlockIds: fc.array(id, { maxLength: 3 }) }, { requiredKeys: ['kind', 'blockIds'] }),
+  );
+  let checked = 0;
+  fc.assert(
+    fc.property(fc.record({ v: fc.constant(1), intent: fc.oneof(textish, fc.constant('why')), mutation }), (input) => {
+      const r = v.safeParse(DocumentMutationRequestSchema, input);
+      if (!r.success) return;
+      checked++;
+      const parsed = parseMutationRequest(input);
+      assert.is(requestJson(parsed), JSON.stringify(parsed));
+      assert.is(requestJson(r.output), JSON.stringify(r.output));
+    }),
+    { numRuns: 2000, seed: 5 },
+  );
+  assert.ok(checked > 500, `only ${checked} valid requests`);
 });
 
 test.run();

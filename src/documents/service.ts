@@ -19,6 +19,7 @@ import { KeyedLock } from './keyed-lock.ts';
 import { requireFormat } from './limits.ts';
 import { listDocuments } from './list.ts';
 import { applyMutation, requireIfRevision, type MutationJob, type StoredReceipt } from './mutate.ts';
+import { requestJson } from './mutation-request.ts';
 import { DocumentCreateRequestSchema } from './schemas.ts';
 import type { CreateOutcome, DocumentRead, DocumentView, DocumentsService, MutationOutcome } from './types.ts';
 import { validateMutation } from './validate-mutation.ts';
@@ -157,7 +158,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       // Boundary first: a key must not reveal anything about documents outside it.
       const head = await visibleHead(deps.storage, actor, documentRef);
       const scope = scopedKey(actor.accountId, key);
-      const fingerprint = deps.sha256(`mutation\n${documentRef}\n${ifRevision}\n${JSON.stringify(body)}`);
+      const fingerprint = deps.sha256(`mutation\n${documentRef}\n${ifRevision}\n${requestJson(body)}`);
       for (;;) {
         const record = await idem.lookup<StoredReceipt>(scope, fingerprint);
         if (record) return replayMutation(actor, documentRef, record);

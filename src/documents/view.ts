@@ -46,45 +46,72 @@ export function contentOf(loaded: Loaded, sha256: EngineDeps['sha256']): Version
   return (loaded.content ??= new VersionContent(loaded.tree.jsonParts(), sha256, loaded.head.contentSha256 || null, loaded.tree));
 }
 
-/** The content behind each view built by {@link viewOf}. */
-const viewContents = new WeakMap<DocumentView, VersionContent>();
+/** Where a view or receipt keeps the {@link VersionContent} its lazy fields read. */
+const CONTENT = Symbol('content');
+type WithContent = { [CONTENT]: VersionContent };
 
-/** The lazy content a view reads its `documentJson` and `contentSha256` from (for its UTF-8 bytes). */
+/**
+ * The lazy fields: one getter function each, shared by every object, reading the object's own
+ * content. Shared getters let V8 keep such objects in fast mode with one hidden class (an object
+ * literal with `get` closures falls back to a slow dictionary object and costs ~1 µs to build).
+ */
+const SHA256_FIELD: PropertyDescriptor = {
+  get(this: WithContent) {
+    return this[CONTENT].sha256;
+  },
+  enumerable: true,
+  configurable: true,
+};
+const JSON_FIELD: PropertyDescriptor = {
+  get(this: WithContent) {
+    return this[CONTENT].json;
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+/** The lazy content a view built by {@link viewOf} reads its `documentJson` and `contentSha256` from (for its UTF-8 bytes). */
 export function viewContent(view: DocumentView): VersionContent | undefined {
-  return viewContents.get(view);
+  return (view as Partial<WithContent>)[CONTENT];
+}
+
+/**
+ * Give `target` its own enumerable `contentSha256` getter over `content` (hashed on first read), as
+ * its next key.
+ */
+export function defineContentSha256<T extends object>(target: T, content: VersionContent): T {
+  (target as T & WithContent)[CONTENT] = content;
+  return Object.defineProperty(target, 'contentSha256', SHA256_FIELD);
 }
 
 /**
  * The Document view of the loaded version, built once per version.
  * @remarks `documentJson` and `contentSha256` are getters over the version's {@link VersionContent}:
  * joined and hashed on first read, at most once per version, so a caller that reads only the
- * version or revision never pays for them.
+ * version or revision never pays for them. They are own enumerable properties (a spread or
+ * `JSON.stringify` of the view reads them), in the view's key order.
  */
 export function viewOf(loaded: Loaded, deps: ViewDeps): DocumentView {
   if (loaded.view) return loaded.view;
   const h = loaded.head;
-  const content = contentOf(loaded, deps.sha256);
-  loaded.view = {
-    v: 1,
-    documentRef: h.documentRef,
-    spaceRef: h.spaceRef,
-    title: h.title,
-    version: h.version,
-    format: 'service-rich-document',
-    formatGeneration: 1,
-    get contentSha256() {
-      return content.sha256;
+  const view = defineContentSha256(
+    {
+      v: 1,
+      documentRef: h.documentRef,
+      spaceRef: h.spaceRef,
+      title: h.title,
+      version: h.version,
+      format: 'service-rich-document',
+      formatGeneration: 1,
     },
-    browserHref: (loaded.href ??= browserHref(deps.baseUrl, h.documentRef)),
-    get documentJson() {
-      return content.json;
-    },
-    revision: currentRevision(loaded),
-    createdAt: (loaded.createdIso ??= isoTimestamp(h.createdAt)),
-    updatedAt: isoTimestamp(h.updatedAt),
-  };
-  viewContents.set(loaded.view, content);
-  return loaded.view;
+    contentOf(loaded, deps.sha256),
+  ) as Partial<DocumentView>;
+  view.browserHref = loaded.href ??= browserHref(deps.baseUrl, h.documentRef);
+  Object.defineProperty(view, 'documentJson', JSON_FIELD);
+  view.revision = currentRevision(loaded);
+  view.createdAt = loaded.createdIso ??= isoTimestamp(h.createdAt);
+  view.updatedAt = isoTimestamp(h.updatedAt);
+  return (loaded.view = view as DocumentView);
 }
 
 /** A list item from a stored head and the hash of its version. */

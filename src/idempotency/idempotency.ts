@@ -90,10 +90,14 @@ export class IdempotencyStore {
    * when its fingerprint matches (a replay), null when the key is unused or its record expired, and
    * throws IDEMPOTENCY_CONFLICT when it is bound to another request.
    */
-  async lookup<T>(scope: string, fingerprint: string): Promise<IdempotencyRecord<T> | null> {
-    for (let pending = this.inflight.get(scope); pending; pending = this.inflight.get(scope)) {
-      await pending.catch(() => undefined);
-    }
+  lookup<T>(scope: string, fingerprint: string): Promise<IdempotencyRecord<T> | null> {
+    const pending = this.inflight.get(scope);
+    // Nothing in flight (the usual case): the storage read itself, without an extra async frame.
+    return pending === undefined ? this.find<T>(scope, fingerprint) : this.lookupAfter<T>(pending, scope, fingerprint);
+  }
+
+  private async lookupAfter<T>(pending: Promise<unknown>, scope: string, fingerprint: string): Promise<IdempotencyRecord<T> | null> {
+    for (let p: Promise<unknown> | undefined = pending; p; p = this.inflight.get(scope)) await p.catch(() => undefined);
     return this.find<T>(scope, fingerprint);
   }
 

@@ -12,14 +12,22 @@ const BATCH = 128;
 /** The listing partition that orders records by age, oldest first. */
 export const EXPIRY_PARTITION = 'by-age';
 const LATEST = 16 ** 13 - 1;
+/** The last entry made: writes in the same millisecond share it (formatting the key costs more than the rest of the index work). */
+let lastCreatedAt = NaN;
+let lastIndex: RecordIndexEntry = { partition: EXPIRY_PARTITION, sortKey: '' };
 
 /**
  * The index entry that lists a record by age, oldest first (listings are newest-first by sort key,
- * so the key counts down from the end of time).
+ * so the key counts down from the end of time). Frozen: entries of the same millisecond are one object.
  */
 export function expiryIndex(createdAt: number): RecordIndexEntry {
-  return { partition: EXPIRY_PARTITION, sortKey: sortKeyOfTime(LATEST - createdAt) };
+  if (createdAt !== lastCreatedAt) {
+    lastCreatedAt = createdAt;
+    lastIndex = Object.freeze({ partition: EXPIRY_PARTITION, sortKey: sortKeyOfTime(LATEST - createdAt) });
+  }
+  return lastIndex;
 }
+
 
 /** How often records with this retention are swept by default: a 24th of it, between 1 second and 1 hour. */
 export function sweepIntervalFor(retentionMs: number): number {
