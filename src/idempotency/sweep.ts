@@ -29,14 +29,14 @@ export function expiryIndex(createdAt: number): RecordIndexEntry {
 }
 
 
-/** How often records with this retention are swept by default: a 24th of it, between 1 second and 1 hour. */
+/** How often records with this retention are swept by default: a 24th of it, between 100 ms and 1 hour: expired records outlive their retention by at most that. */
 export function sweepIntervalFor(retentionMs: number): number {
-  return Math.min(3600_000, Math.max(1000, retentionMs / 24));
+  return Math.min(3600_000, Math.max(100, retentionMs / 24));
 }
 
 /**
  * Sweeps a collection of `{ createdAt }` records listed by age ({@link expiryIndex}): at most once per
- * `everyMs` (default: a 24th of the retention, between 1 second and 1 hour), the first time on the
+ * `everyMs` (default: a 24th of the retention, between 100 ms and 1 hour), the first time on the
  * first write, in the background. A sweep reads the oldest records only, and stops at the first one
  * that has not expired, so it costs what it removes, not the size of the collection.
  * @remarks Each delete carries the revision it saw, so a record replaced since (a key reused after
