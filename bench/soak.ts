@@ -5,8 +5,8 @@
  * data folder's size after the first 10,000 edits and at the end, and checks:
  * - final heap ≤ 2× the heap after 10,000 edits;
  * - final folder ≤ 2× (compacted state + the records of one retention window): after the loop the
- *   soak waits for the next idempotency sweep (src/idempotency/sweep.ts sweeps at most once a
- *   minute, so up to a minute of records outlive their retention), writes a checkpoint, and adds the
+ *   soak waits for the next idempotency sweep (src/idempotency/sweep.ts sweeps every 24th of the
+ *   retention, at least 100 ms apart, so records outlive their retention by up to that), writes a checkpoint, and adds the
  *   checkpoint bytes of one retention window's records (measured per swept record, counted at the
  *   edit rate of the last sampling interval) to that size.
  * It also prints the heap after the sweep, the heap of a fresh engine that reopened the folder, how
