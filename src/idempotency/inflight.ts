@@ -6,10 +6,10 @@
 /**
  * A map from scope to the promise of its one application in flight, with the usual single entry
  * held outside the Map.
- * @remarks Requests mostly arrive one at a time per process loop turn, so the table holds one entry
- * and empties again after each write. A V8 Map that empties allocates a fresh hash table on that
- * delete (it shrinks), and since the Map itself lives long the new table is promoted: garbage
- * of the old generation on every write. The single slot takes no allocation.
+ * @remarks Writes in flight in one process seldom overlap, so the table mostly holds one entry and
+ * empties again after each write. A V8 Map that empties allocates a fresh hash table on that delete
+ * (it shrinks), and as the Map itself lives long the new table is promoted: old-generation garbage
+ * on every write. The single slot allocates nothing; further entries go to the Map.
  */
 export class InflightTable {
   private soleScope: string | null = null;
