@@ -16,6 +16,11 @@ import type { Storage } from '../src/ports.ts';
 import { recordTable } from './report.ts';
 
 export const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 1);
+/**
+ * `KW_BENCH_MUTATIONS=10` runs only the 10-block memory rows (the in-process target), for quick
+ * before/after comparisons; the full table is not recorded for the report then.
+ */
+const MEMORY_ONLY = process.env.KW_BENCH_MUTATIONS === '10';
 
 /** A clock in milliseconds. */
 type Clock = () => number;
@@ -270,7 +275,11 @@ export async function runMutationBench(): Promise<void> {
   const cpu = inProcessClock === cpuMs ? ', memory rows by CPU time (KW_BENCH_CLOCK=cpu)' : '';
   console.log(`Mutation throughput, ${SECONDS}s per case (KW_BENCH_SECONDS to change)${cpu}\n`);
   const rows = [['case', 'blocks', 'raw Yjs ops/s', 'engine ops/s', 'engine/raw']];
-  rows.push(...(await throughput(async () => memoryStorage(), 'memory', [10, 1000, 10_000], OPS, inProcessClock)));
+  rows.push(...(await throughput(async () => memoryStorage(), 'memory', MEMORY_ONLY ? [10] : [10, 1000, 10_000], OPS, inProcessClock)));
+  if (MEMORY_ONLY) {
+    table(rows);
+    return;
+  }
   const dir = mkdtempSync(join(tmpdir(), 'kw-bench-'));
   let n = 0;
   try {

@@ -69,16 +69,26 @@ export class DocumentCache {
     return this.entries.get(ref);
   }
 
+  /**
+   * The ref of the most recently used entry (the last of `entries`), or null when not known: then
+   * the next {@link DocumentCache.remember} moves its entry to the end, as for any other ref.
+   */
+  private newest: string | null = null;
+
   /** Keep `loaded` as the most recently used entry of `ref`. */
   remember(ref: string, loaded: Loaded): void {
+    // Already the most recent entry (a burst of requests on one document): the order stays as it is.
+    if (ref === this.newest && this.entries.get(ref) === loaded) return;
     this.entries.delete(ref);
     this.entries.set(ref, loaded);
+    this.newest = ref;
     if (this.entries.size > this.size) this.entries.delete(this.entries.keys().next().value!);
   }
 
   /** Forget `ref` (its tree ran ahead of storage, or failed to compact): storage is the truth. */
   drop(ref: string): void {
     this.entries.delete(ref);
+    if (ref === this.newest) this.newest = null;
   }
 
   /** The document as this process must see it now, or NOT_FOUND when absent or outside the boundary. */

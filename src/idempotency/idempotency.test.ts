@@ -96,4 +96,34 @@ test('two processes over one store: a creation raced through both makes one docu
   assert.is((await a.documents.list(alice, {})).items.length, 1);
 });
 
+test('requests in flight together: a duplicate of each waits for its first and replays it, whatever the order they settle in', async () => {
+  const engine = engineOver(memoryStorage(), 7);
+  const { ref, revision } = await newDocument(engine, alice);
+  const [a, b, c] = [freshKey(), freshKey(), freshKey()];
+  // Three keys in flight at once (one document: they queue on its lock), each sent twice.
+  const calls = [
+    mutate(engine, alice, ref, revision, para('a'), a),
+    mutate(engine, alice, ref, revision, para('b'), b),
+    mutate(engine, alice, ref, revision, para('a'), a),
+    mutate(engine, alice, ref, revision, para('c'), c),
+    mutate(engine, alice, ref, revision, para('b'), b),
+    mutate(engine, alice, ref, revision, para('c'), c),
+  ];
+  const settled = await Promise.allSettled(calls);
+  const [a1, b1, a2, c1, b2, c2] = settled;
+  // The first of a applies; b and c then fail the revision precondition, and so do their duplicates.
+  assert.is(a1.status === 'fulfilled' && a1.value.idempotency.idempotency, 'created');
+  assert.is(a2.status === 'fulfilled' && a2.value.idempotency.idempotency, 'replayed');
+  if (a1.status === 'fulfilled' && a2.status === 'fulfilled') assert.equal(a2.value.receipt, a1.value.receipt);
+  for (const s of [b1, c1, b2, c2]) assert.is(s.status === 'rejected' && (s.reason as { code?: string }).code, 'PRECONDITION_FAILED');
+  // Nothing is left in flight: each key answers again at once, a new request on it is a conflict.
+  const again = await mutate(engine, alice, ref, revision, para('a'), a);
+  assert.is(again.idempotency.idempotency, 'replayed');
+  assert.is((await errorOf(mutate(engine, alice, ref, revision, para('other'), a))).code, 'IDEMPOTENCY_CONFLICT');
+  const current = a1.status === 'fulfilled' ? a1.value.document.revision : '';
+  const late = await mutate(engine, alice, ref, current, para('b'), b);
+  assert.is(late.idempotency.idempotency, 'created');
+  await engine.close();
+});
+
 test.run();

@@ -9,6 +9,7 @@ import type { ErrorReporter } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import type { BatchOp, Storage } from '../ports.ts';
+import { InflightTable } from './inflight.ts';
 import { ExpirySweeper, expiryIndex } from './sweep.ts';
 
 /** The storage collection of idempotency records. */
@@ -69,7 +70,7 @@ export function scopedKey(accountId: string, key: string): string {
  * replaced in place by the next use of their key and removed in the background by a sweep.
  */
 export class IdempotencyStore {
-  private readonly inflight = new Map<string, Promise<unknown>>();
+  private readonly inflight = new InflightTable();
   /** Revisions of expired records seen by a lookup, so that the next record replaces them. */
   private readonly expired = new Map<string, number>();
   private readonly sweeper: ExpirySweeper;
@@ -123,7 +124,7 @@ export class IdempotencyStore {
   track<T>(scope: string, application: Promise<T>): Promise<T> {
     this.inflight.set(scope, application);
     const settled = () => {
-      if (this.inflight.get(scope) === application) this.inflight.delete(scope);
+      this.inflight.deleteIf(scope, application);
       this.expired.delete(scope); // used by the application's record, or not needed after a failure
       this.sweeper.maybeSweep();
     };
