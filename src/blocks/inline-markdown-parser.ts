@@ -134,12 +134,19 @@ const newTally = (src: string): Tally => ({
   underscoresBefore: 0,
 });
 
+/** The state {@link tallyOf} last answered for, and its tally: runs of one window ask again and again. */
+let lastState: StateInline | null = null;
+let lastTally: Tally | null = null;
+
 function tallyOf(state: StateInline): Tally {
+  if (state === lastState) return lastTally!;
   let t = tallies.get(state);
   if (t === undefined) {
     t = newTally(state.src);
     tallies.set(state, t);
   }
+  lastState = state;
+  lastTally = t;
   return t;
 }
 
@@ -220,7 +227,7 @@ function emphasisTokenize(state: StateInline, silent: boolean): boolean {
     const after = (marker === STAR ? t.stars : t.underscores) - before - length;
     keep = Math.min(length, scanned.can_open ? after : before);
   }
-  const ch = String.fromCharCode(marker);
+  const ch = marker === STAR ? '*' : '_';
   // An opener's unpaired characters are its first ones, a closer's its last ones.
   if (scanned.can_open && keep < length) state.pending += ch.repeat(length - keep);
   for (let i = 0; i < keep; i++) {
@@ -514,4 +521,6 @@ export function inlineTokens(src: string, start: () => (tokens: Token[]) => void
     }
     a = b;
   }
+  // Let go of the last window's state (and its tokens).
+  lastState = lastTally = null;
 }
