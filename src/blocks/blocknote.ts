@@ -99,11 +99,12 @@ const TEXT_TAIL: readonly string[] = Array.from({ length: 16 }, (_, bits) => {
   return `","styles":{${keys.map((k) => `"${k}":true`).join(',')}}}`;
 });
 
-const textTail = (s: StyledText['styles']): string =>
-  TEXT_TAIL[(s.bold ? 1 : 0) | (s.italic ? 2 : 0) | (s.strike ? 4 : 0) | (s.code ? 8 : 0)]!;
+const styleBits = (s: StyledText['styles']): number => (s.bold ? 1 : 0) | (s.italic ? 2 : 0) | (s.strike ? 4 : 0) | (s.code ? 8 : 0);
 
 const TEXT_HEAD = '{"type":"text","text":"';
 const NEXT_TEXT_HEAD = `,${TEXT_HEAD}`;
+/** A text item's tail and the next text item's head, in one piece: one string fewer per run. */
+const TEXT_TAIL_HEAD: readonly string[] = TEXT_TAIL.map((tail) => tail + NEXT_TEXT_HEAD);
 
 /** Characters JSON escapes: `"`, `\`, controls, and surrogates (escaped when unpaired). */
 const JSON_ESCAPES = /["\\\u0000-\u001f\ud800-\udfff]/;
@@ -173,27 +174,28 @@ class SizedWriter {
     this.bytes += utf8Length(json) - 2;
   }
 
-  /** Append a text item of inline content, after a "," unless it is the first item. */
-  private textItem(t: StyledText, first: boolean): void {
-    this.ascii(first ? TEXT_HEAD : NEXT_TEXT_HEAD);
-    this.inner(t.text);
-    this.ascii(textTail(t.styles));
-  }
-
   /** Append inline content {@link parseInline} made. */
   inline(content: readonly InlineContent[]): void {
     this.ascii('[');
+    // Style bits of the text item whose tail is not written yet (-1: none).
+    let open = -1;
     for (let i = 0; i < content.length; i++) {
       const item = content[i]!;
-      if (item.type === 'text') this.textItem(item, i === 0);
-      else {
-        this.ascii(i === 0 ? '{"type":"link","href":' : ',{"type":"link","href":');
-        this.string(item.href);
-        this.ascii(',"content":[');
-        for (let j = 0; j < item.content.length; j++) this.textItem(item.content[j]!, j === 0);
-        this.ascii(']}');
+      if (item.type === 'text') {
+        this.ascii(open >= 0 ? TEXT_TAIL_HEAD[open]! : i === 0 ? TEXT_HEAD : NEXT_TEXT_HEAD);
+        this.inner(item.text);
+        open = styleBits(item.styles);
+        continue;
       }
+      if (open >= 0) this.ascii(TEXT_TAIL[open]!);
+      open = -1;
+      this.ascii(i === 0 ? '{"type":"link","href":' : ',{"type":"link","href":');
+      this.string(item.href);
+      this.ascii(',"content":');
+      this.inline(item.content);
+      this.ascii('}');
     }
+    if (open >= 0) this.ascii(TEXT_TAIL[open]!);
     this.ascii(']');
   }
 
