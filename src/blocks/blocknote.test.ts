@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { blockContent, renderBlockJson, renderOwnPrefix } from './blocknote.ts';
+import { blockContent, renderBlockJson, renderOwnPrefix, renderOwnPrefixSized } from './blocknote.ts';
 import type { BlockRecord } from './model.ts';
 
 const rec = (fields: Omit<BlockRecord, 'p' | 'o'>): BlockRecord => ({ p: null, o: 'a0', ...fields });
@@ -123,6 +123,32 @@ test('the written content is exactly JSON.stringify of blockContent', () => {
   for (const r of records) {
     const full = json('i', r);
     assert.ok(full.includes(`"content":${JSON.stringify(blockContent(rec(r)))},"children"`), full);
+  }
+});
+
+test('renderOwnPrefixSized: the prefix of the full JSON and its exact UTF-8 length, whatever needs escaping', () => {
+  // Short and long (over 64 units) text with quotes, backslashes, controls, 2- and 3-byte characters,
+  // surrogate pairs and lone surrogates (JSON.stringify escapes those), in text, code, links and ids.
+  const pieces = ['a', '"', '\\', '\u0001', '\u001f', '\u007f', 'é', '\u0800', '\u2028', '😀', '\ud800', '\udfff', ' ', '*', '`x`'];
+  let seed = 7;
+  const pick = (): string => pieces[(seed = (seed * 1103515245 + 12345) % 2147483648) % pieces.length]!;
+  const text = (n: number): string => Array.from({ length: n }, pick).join('');
+  const records: Omit<BlockRecord, 'p' | 'o'>[] = [];
+  for (const n of [1, 3, 20, 40, 70, 200]) {
+    records.push({ t: 'paragraph', md: `x${text(n)}y **${text(n)}b** [l${text(n)}](https://x.org/${text(3).replace(/[\s<>()\\]/g, '')})` });
+    records.push({ t: 'codeBlock', code: text(n) });
+    records.push({ t: 'table', rows: [[text(n), 'a'], [`*${text(n)}*`]] });
+    records.push({ t: 'heading', lv: 2, md: text(n), extra: { props: { note: text(n) } } });
+    records.push({ t: 'quote', md: 'q', extra: { content: [{ type: 'text', text: text(n), styles: {} }] } });
+  }
+  records.push({ t: 'image', raw: { type: 'image', props: { caption: text(30) } } });
+  for (const [i, r] of records.entries()) {
+    const id = `b${i}${text(2)}`;
+    const sized = renderOwnPrefixSized(id, rec(r));
+    assert.is(sized.text, renderOwnPrefix(id, rec(r)));
+    assert.ok(json(id, r).startsWith(sized.text));
+    assert.is(sized.bytes, Buffer.byteLength(sized.text), sized.text);
+    if (r.md !== undefined && r.extra === undefined) assert.ok(sized.text.includes(`"content":${JSON.stringify(blockContent(rec(r)))},"children"`), sized.text);
   }
 });
 

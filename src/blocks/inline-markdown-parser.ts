@@ -59,6 +59,7 @@ function newInlineParser(): MarkdownIt {
   rules.at('emphasis', emphasisTokenize);
   rules.at('link', needsParen(stockRule('link'), 0, true));
   rules.at('image', needsParen(stockRule('image'), 1, false));
+  parser.inline.ruler2.at('balance_pairs', balancePairs);
   return parser;
 }
 const inlineParser = newInlineParser();
@@ -133,12 +134,19 @@ const newTally = (src: string): Tally => ({
   underscoresBefore: 0,
 });
 
+/** The state {@link tallyOf} last answered for, and its tally: runs of one window ask again and again. */
+let lastState: StateInline | null = null;
+let lastTally: Tally | null = null;
+
 function tallyOf(state: StateInline): Tally {
+  if (state === lastState) return lastTally!;
   let t = tallies.get(state);
   if (t === undefined) {
     t = newTally(state.src);
     tallies.set(state, t);
   }
+  lastState = state;
+  lastTally = t;
   return t;
 }
 
@@ -193,6 +201,9 @@ function scanRun(state: StateInline, start: number, canSplitWord: boolean): Retu
   return { can_open: left && (canSplitWord || !right || lastPunct), can_close: right && (canSplitWord || !left || nextPunct), length: pos - start };
 }
 
+/** A delimiter of {@link emphasisTokenize}: markdown-it's, and where its run starts in the text. */
+type RunDelimiter = StateInline['delimiters'][number] & { at: number };
+
 /**
  * markdown-it's emphasis tokenizer (one text token and one delimiter per `*` or `_`), except for
  * characters that cannot pair: they go to the pending text. A run that can only open pairs from its
@@ -216,13 +227,14 @@ function emphasisTokenize(state: StateInline, silent: boolean): boolean {
     const after = (marker === STAR ? t.stars : t.underscores) - before - length;
     keep = Math.min(length, scanned.can_open ? after : before);
   }
-  const ch = String.fromCharCode(marker);
+  const ch = marker === STAR ? '*' : '_';
   // An opener's unpaired characters are its first ones, a closer's its last ones.
   if (scanned.can_open && keep < length) state.pending += ch.repeat(length - keep);
   for (let i = 0; i < keep; i++) {
     const token = state.push('text', '', 0);
     token.content = ch;
-    state.delimiters.push({ marker, length, token: state.tokens.length - 1, end: -1, open: scanned.can_open, close: scanned.can_close });
+    const delimiter: RunDelimiter = { marker, length, token: state.tokens.length - 1, end: -1, open: scanned.can_open, close: scanned.can_close, at: start };
+    state.delimiters.push(delimiter);
   }
   if (!scanned.can_open && keep < length) state.pending += ch.repeat(length - keep);
   state.pos += length;
@@ -267,11 +279,102 @@ const REACHES_ON = /[[`<&]/;
 /** Bit of a delimiter's character in a set of them. */
 const markerBit = (marker: number): number => (marker === STAR ? 1 : marker === UNDERSCORE ? 2 : 4);
 
-/** Characters of the window's top-level delimiters left unpaired that could open (bits of {@link markerBit}). */
-function unpairedOpeners(state: StateInline): number {
+type Delimiters = StateInline['delimiters'];
+
+/** The jumps of the top-level delimiters' pairing, per parse state (see {@link processDelimiters}). */
+const jumpsOf = new WeakMap<StateInline, number[]>();
+
+/**
+ * markdown-it's `balance_pairs` rule (lib/rules_inline/balance_pairs.mjs, 14.1), the same code, except
+ * that the jumps of the top-level delimiters are kept (see {@link reachableOpeners}).
+ */
+function balancePairs(state: StateInline): boolean {
+  jumpsOf.set(state, processDelimiters(state.delimiters));
+  const meta = state.tokens_meta;
+  for (let i = 0; i < meta.length; i++) {
+    const delimiters = (meta[i] as { delimiters?: Delimiters } | null)?.delimiters;
+    if (delimiters) processDelimiters(delimiters);
+  }
+  return true;
+}
+
+/**
+ * Pair emphasis-like delimiters as markdown-it does: each closer walks back over earlier delimiters
+ * (skipping matched spans by their jumps, and stopping at the lower bound earlier failures of its kind
+ * set) to the first opener of its character that the rule of 3 allows. Returns the jumps.
+ */
+function processDelimiters(delimiters: Delimiters): number[] {
+  const openersBottom: Record<number, number[]> = {};
+  const max = delimiters.length;
+  const jumps: number[] = [];
+  if (!max) return jumps;
+  let headerIdx = 0;
+  let lastTokenIdx = -2;
+  for (let closerIdx = 0; closerIdx < max; closerIdx++) {
+    const closer = delimiters[closerIdx]!;
+    jumps.push(0);
+    // markers of one run: adjacent tokens and the same marker
+    if (delimiters[headerIdx]!.marker !== closer.marker || lastTokenIdx !== closer.token - 1) headerIdx = closerIdx;
+    lastTokenIdx = closer.token;
+    closer.length = closer.length || 0;
+    if (!closer.close) continue;
+    const bottoms = (openersBottom[closer.marker] ??= [-1, -1, -1, -1, -1, -1]);
+    const minOpenerIdx = bottoms[(closer.open ? 3 : 0) + (closer.length % 3)]!;
+    let openerIdx = headerIdx - jumps[headerIdx]! - 1;
+    let newMinOpenerIdx = openerIdx;
+    for (; openerIdx > minOpenerIdx; openerIdx -= jumps[openerIdx]! + 1) {
+      const opener = delimiters[openerIdx]!;
+      if (opener.marker !== closer.marker) continue;
+      if (opener.open && opener.end < 0) {
+        // The rule of 3 (CommonMark 6.2, rule 9).
+        const isOddMatch = (opener.close || closer.open) && (opener.length + closer.length) % 3 === 0 && (opener.length % 3 !== 0 || closer.length % 3 !== 0);
+        if (!isOddMatch) {
+          const lastJump = openerIdx > 0 && !delimiters[openerIdx - 1]!.open ? jumps[openerIdx - 1]! + 1 : 0;
+          jumps[closerIdx] = closerIdx - openerIdx + lastJump;
+          jumps[openerIdx] = lastJump;
+          closer.open = false;
+          opener.end = closerIdx;
+          opener.close = false;
+          newMinOpenerIdx = -1;
+          lastTokenIdx = -2;
+          break;
+        }
+      }
+    }
+    if (newMinOpenerIdx !== -1) bottoms[(closer.open ? 3 : 0) + (closer.length % 3)] = newMinOpenerIdx;
+  }
+  return jumps;
+}
+
+/**
+ * The window's top-level openers left unpaired that a closer after the window could pair with: the
+ * ones a closer's walk back over the delimiters reaches from the window's last one (a matched span's
+ * closer jumps the walk to before its opener, so what is left unpaired inside a matched span, like the
+ * `*` of `**b*a**`, is out of reach). `bits`: their characters (see {@link markerBit}); `first`: where
+ * the first of those that are runs of `*` or `_` starts (-1 when none).
+ * @remarks A superset of what the whole text's parse reaches: there, closers after the window walk
+ * the same jumps, and their lower bounds only cut walks shorter.
+ */
+function reachableOpeners(state: StateInline): { bits: number; first: number } {
+  const delimiters = state.delimiters;
+  const jumps = jumpsOf.get(state) ?? [];
   let bits = 0;
-  for (const d of state.delimiters) if (d.open && d.end === -1) bits |= markerBit(d.marker);
-  return bits;
+  let first = -1;
+  for (let i = delimiters.length - 1; i >= 0; i -= (jumps[i] ?? 0) + 1) {
+    const d = delimiters[i]!;
+    if (!d.open || d.end !== -1) continue;
+    bits |= markerBit(d.marker);
+    const at = (d as Partial<RunDelimiter>).at;
+    if (at !== undefined && (first < 0 || at < first)) first = at;
+  }
+  return { bits, first };
+}
+
+/** The last window end (see {@link isBoundary}) after `a` and at or before `at` (`a` when none). */
+function boundaryBefore(src: string, a: number, at: number): number {
+  let b = at;
+  while (b > a && !isBoundary(src, b)) b--;
+  return b;
 }
 
 /**
@@ -382,6 +485,7 @@ export function inlineTokens(src: string, start: () => (tokens: Token[]) => void
   while (a < src.length) {
     let b = src.length - a >= 2 * window ? windowEnd(src, a + size, window) : src.length;
     for (let step = 0; step < 4 && b < src.length && !evenRuns(src, a, b); step++) b = windowEnd(src, b + 1, window);
+    let backed = false;
     for (let tries = 1; ; tries++) {
       const tokens: Token[] = [];
       const state = new inline.State(b === src.length ? src : src.slice(0, b), parser, env, tokens);
@@ -401,9 +505,13 @@ export function inlineTokens(src: string, start: () => (tokens: Token[]) => void
         b = tries < TRIES ? windowEnd(src, b + 1, window) : src.length;
         continue;
       }
-      const left = b < src.length ? unpairedOpeners(state) : 0;
+      const reach = b < src.length ? reachableOpeners(state) : null;
+      const left = reach === null ? 0 : reach.bits;
       if (left !== 0 && tries < TRIES) {
-        b = windowEnd(src, b + 1, window);
+        // End before the first opener left in reach (unless that leaves too short a window), else try the next end.
+        const back = backed || reach!.first < 0 ? a : boundaryBefore(src, a, reach!.first);
+        backed = true;
+        b = back > a && back - a >= size >> 1 ? back : windowEnd(src, b + 1, window);
         continue;
       }
       visit(tokens);
@@ -413,4 +521,6 @@ export function inlineTokens(src: string, start: () => (tokens: Token[]) => void
     }
     a = b;
   }
+  // Let go of the last window's state (and its tokens).
+  lastState = lastTally = null;
 }

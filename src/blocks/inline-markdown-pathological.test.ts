@@ -49,6 +49,17 @@ test('repeated units (the shape of pathological text) read as the stock parser d
   );
 });
 
+test('repeated emphasis units: windows ended before openers left in reach, and openers out of reach inside matched spans', () => {
+  const unit = pieces(['*', '**', '***', '_', '__', '~~', 'a', 'b', ' ', '.', '[a](b)'], 6).filter((u) => u !== '');
+  fc.assert(
+    fc.property(unit, fc.integer({ min: 60, max: 400 }), fc.integer({ min: 2, max: 32 }), fc.constantFrom('', '*', '**', 'a*', '_ '), (u, length, window, tail) => {
+      const s = fill(u, length) + tail;
+      assert.equal(parseInlineUncached(s, true, false, window), reference(s), `${JSON.stringify(s)} in windows of ${window}`);
+    }),
+    { numRuns: 3_000, seed: 24 },
+  );
+});
+
 test('text without a backtick and without "]" or ")" parses the same without the link and image rules', () => {
   const alphabet = ['[', '!', '(', 'a', ' ', '*', '_', '<', '>', ':', '\\', '\n', 'h', '&', ']'];
   fc.assert(

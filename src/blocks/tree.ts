@@ -4,7 +4,7 @@
  * @module
  */
 import * as Y from 'yjs';
-import { renderOwnPrefix } from './blocknote.ts';
+import { renderOwnPrefixSized } from './blocknote.ts';
 import type { BlockRecord } from './model.ts';
 import { utf8Length } from '../text.ts';
 
@@ -393,8 +393,10 @@ export class BlockTree {
     const node = this.nodes.get(id)!;
     if (node.fragment !== null) return node.fragment;
     if (node.prefix === null) {
-      node.prefix = renderOwnPrefix(id, node.rec);
-      node.prefixBytes = utf8Length(node.prefix);
+      // Measured as it is built: scanning the text would flatten it (see below).
+      const own = renderOwnPrefixSized(id, node.rec);
+      node.prefix = own.text;
+      node.prefixBytes = own.bytes;
     }
     let out = node.prefix;
     const kids = node.children;
