@@ -10,7 +10,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DemoSeed } from '../fixtures/demo-seed.ts';
+import type { DemoSeed } from './demo-seed.ts';
 
 /** Name of the dev server's demo-seed record inside the data folder. */
 export const DEMO_RECORD_FILE = 'demo-seed.json';

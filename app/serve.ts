@@ -16,7 +16,7 @@ import { contentExtractor, nodeFetcher } from '../adapters/capture/index.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 import { MAX_REQUEST_BODY } from '../src/limits.ts';
 import type { Storage } from '../src/ports.ts';
-import { seedDemo, type DemoSeed } from '../fixtures/demo-seed.ts';
+import { seedDemo, type DemoSeed } from './demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
 import { mountMcp } from '../transports/mcp/index.ts';
 import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';

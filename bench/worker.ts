@@ -25,7 +25,8 @@ import { createApiHandler } from '../src/api/handler.ts';
 import type { Handler, PlainRequest } from '../src/api/types.ts';
 import { createEngine } from '../src/engine.ts';
 import type { Storage } from '../src/ports.ts';
-import { serveStorage, startWorkerHost, type WorkerHost } from '../transports/worker/index.ts';
+import { serveStorage } from '../adapters/worker-proxy/index.ts';
+import { startWorkerHost, type WorkerHost } from '../transports/worker/index.ts';
 
 const seconds = Number(process.argv[2] ?? process.env.KW_BENCH_SECONDS ?? 3);
 const clients = Number(process.argv[3] ?? 8);

@@ -95,6 +95,17 @@ test('the rooms exist: the listener in transports/http, the transport suite in t
   for (const room of ['transports/http', 'transports/conformance', 'transports/inproc', 'app', 'adapters/memory', 'adapters/lowdb']) assert.ok(rooms.has(room), `${room}/ holds source files`);
   const composition = files.map((f) => relative(root, f)).filter((f) => f.startsWith('transports/') && /(serve|cli)(\.test)?\.ts$/.test(f));
   assert.equal(composition, [], 'the dev server and the CLI live in app/');
+  for (const room of ['adapters/worker-proxy', 'adapters/conformance', 'adapters/capture']) assert.ok(rooms.has(room), `${room}/ holds source files`);
+  const rels = files.map((f) => relative(root, f));
+  assert.ok(rels.includes('app/demo-seed.ts'), 'the demo seed ships with the CLI, so it lives in app/');
+  assert.not.ok(rels.includes('adapters/conformance.ts'), 'the storage conformance suite is one folder, adapters/conformance/');
+});
+
+test('test kits follow one naming convention: <subject>-kit.ts', () => {
+  const odd = files
+    .map((f) => relative(root, f))
+    .filter((f) => /(^|\/)(test-kit|kit)\.ts$|\.test-support\.ts$|-kit\.test-support\.ts$/.test(f));
+  assert.equal(odd, []);
 });
 
 test('there are no import cycles among non-test modules', () => {

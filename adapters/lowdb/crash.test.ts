@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import type { BatchOp, Storage } from '../../src/ports.ts';
 import { memoryStorage } from '../memory/index.ts';
 import { lowdbStorage, type LowdbStorage } from './index.ts';
-import { crashCopy, head, journalOf, removeTempDirs, tempDir } from './test-kit.ts';
+import { crashCopy, head, journalOf, removeTempDirs, tempDir } from './lowdb-kit.ts';
 
 const REFS = ['d0', 'd1'];
 const KEYS = ['k0', 'k1', 'k2'];

@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from './index.ts';
 import { bootId, currentProcess, formatIdentity, parseIdentity, processStartTime } from './process-identity.ts';
-import { openError, put, removeTempDirs, tempDir } from './test-kit.ts';
+import { openError, put, removeTempDirs, tempDir } from './lowdb-kit.ts';
 
 const test = suite('lowdb folder lock');
 test.after(removeTempDirs);

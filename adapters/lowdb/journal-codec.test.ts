@@ -18,7 +18,7 @@ import {
 } from './journal-codec.ts';
 import { BinaryWriter } from './binary-fields.ts';
 import { crc32 } from './crc32.ts';
-import { head } from './test-kit.ts';
+import { head } from './lowdb-kit.ts';
 
 const allBytes = Uint8Array.from({ length: 256 * 3 }, (_, i) => i % 256);
 const ops: PreparedOp[] = [

@@ -11,14 +11,14 @@ import * as assert from 'uvu/assert';
 import { isStorageConflict, recordTopic, streamTopic } from '../../src/ports.ts';
 import { ChangeNotifier } from '../core/change-notifier.ts';
 import type { BatchOp, Storage } from '../../src/ports.ts';
-import { storageConformance } from '../conformance.ts';
+import { storageConformance } from '../conformance/index.ts';
 import { MemoryCore } from '../core/memory-core.ts';
 import { memoryStorage } from '../memory/index.ts';
 import { crc32, crc32Portable } from './crc32.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { lowdbStorage, MIN_JOURNAL_BYTES, type LowdbStorage, type LowdbStorageOptions } from './index.ts';
 import { FILE_HEADER_BYTES } from './journal-codec.ts';
-import { append, crashCopy, create, dump, head, put, removeTempDirs, tempDir, text } from './test-kit.ts';
+import { append, crashCopy, create, dump, head, put, removeTempDirs, tempDir, text } from './lowdb-kit.ts';
 
 function harness(options: Omit<LowdbStorageOptions, 'dir'> = {}) {
   return async () => {

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { lowdbStorage } from './index.ts';
 import { FILE_HEADER_BYTES, encodeFileHeader, readFrame } from './journal-codec.ts';
 import type { RecoveryReport } from './recovery.ts';
-import { append, crashCopy, create, dump, head, journalOf, openError, put, removeTempDirs, tempDir, text } from './test-kit.ts';
+import { append, crashCopy, create, dump, head, journalOf, openError, put, removeTempDirs, tempDir, text } from './lowdb-kit.ts';
 
 const test = suite('lowdb recovery');
 test.after(removeTempDirs);

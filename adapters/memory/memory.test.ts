@@ -1,4 +1,4 @@
-import { storageConformance } from '../conformance.ts';
+import { storageConformance } from '../conformance/index.ts';
 import { memoryStorage } from './index.ts';
 
 storageConformance('memory', async () => {

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { documentDataBody, documentDataJson, receiptJson } from './document-json.ts';
 import type { MutationReceipt } from '../documents/types.ts';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { accountActor, freshKey, mutate, newDocument } from '../../fixtures/test-kit.ts';
+import { accountActor, freshKey, mutate, newDocument } from '../../fixtures/engine-kit.ts';
 import { createEngine } from '../engine.ts';
 import { sha256Hex } from '../hash.ts';
 

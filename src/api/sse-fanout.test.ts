@@ -2,7 +2,7 @@ import http from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startServer } from '../../fixtures/http-kit.ts';
-import { ScriptedRunner, specBody, untilAborted, type Step } from '../jobs/test-kit.test-support.ts';
+import { ScriptedRunner, specBody, untilAborted, type Step } from '../jobs/jobs-kit.ts';
 
 const SCOPES = ['research:read', 'research:run', 'inquiry:create', 'knowledge:propose', 'document:read'];
 

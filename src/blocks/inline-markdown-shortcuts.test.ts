@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseInline, parseInlineUncached } from './inline-markdown.ts';
-import { seededRandom } from '../../fixtures/test-kit.ts';
+import { seededRandom } from '../../fixtures/engine-kit.ts';
 
 const prng = seededRandom;
 

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { sha256Hex } from '../hash.ts';
 import type { BlockRecord } from './model.ts';
 import { BlockTree, type BlockWrite } from './tree.ts';
-import { seededRandom } from '../../fixtures/test-kit.ts';
+import { seededRandom } from '../../fixtures/engine-kit.ts';
 
 const prng = seededRandom;
 

@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { accountActor, freshKey, richIds, testEngine } from '../../fixtures/test-kit.ts';
+import { accountActor, freshKey, richIds, testEngine } from '../../fixtures/engine-kit.ts';
 import { BlockTree } from '../blocks/tree.ts';
 import { isServiceError } from '../errors.ts';
 import { sha256Hex } from '../hash.ts';

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { accountActor, errorOf, freshKey, mutate, newDocument, richIds, testEngine } from '../../fixtures/test-kit.ts';
+import { accountActor, errorOf, freshKey, mutate, newDocument, richIds, testEngine } from '../../fixtures/engine-kit.ts';
 import { sha256Hex } from '../hash.ts';
 import { Patterns } from '../ids.ts';
 

@@ -4,7 +4,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { accountActor, errorOf, freshKey, mutate, testEngine } from '../../fixtures/test-kit.ts';
+import { accountActor, errorOf, freshKey, mutate, testEngine } from '../../fixtures/engine-kit.ts';
 
 const alice = accountActor();
 const props = { backgroundColor: 'default', textColor: 'default', textAlignment: 'left' };

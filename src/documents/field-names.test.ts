@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { accountActor, errorOf, freshKey, newDocument, testEngine } from '../../fixtures/test-kit.ts';
+import { accountActor, errorOf, freshKey, newDocument, testEngine } from '../../fixtures/engine-kit.ts';
 
 const alice = accountActor('alice');
 const edit = { v: 1, intent: 'x', mutation: { kind: 'delete', blockIds: ['blk_00000000000000000000000000'] } };

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { accountActor, mutate, newDocument, testEngine } from '../../fixtures/test-kit.ts';
+import { accountActor, mutate, newDocument, testEngine } from '../../fixtures/engine-kit.ts';
 
 const alice = accountActor('alice');
 

@@ -10,7 +10,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { accountActor, freshKey, mutate, newDocument } from '../../fixtures/test-kit.ts';
+import { accountActor, freshKey, mutate, newDocument } from '../../fixtures/engine-kit.ts';
 import { manualClock, type ManualClock } from '../clock.ts';
 import { createEngine, type Engine } from '../engine.ts';
 import { sha256Hex } from '../hash.ts';

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { accountActor, freshKey, mutate, newDocument, seededRandom } from '../../fixtures/test-kit.ts';
+import { accountActor, freshKey, mutate, newDocument, seededRandom } from '../../fixtures/engine-kit.ts';
 import { manualClock } from '../clock.ts';
 import { createEngine } from '../engine.ts';
 import { sha256Hex } from '../hash.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
-import { accountActor, freshKey, mutate, newDocument } from '../../fixtures/test-kit.ts';
+import { accountActor, freshKey, mutate, newDocument } from '../../fixtures/engine-kit.ts';
 import { createEngine } from '../engine.ts';
 import { manualClock } from '../clock.ts';
 import { seededIds } from '../ids.ts';

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { accountActor, mutate, newDocument, richIds, testEngine } from '../../fixtures/test-kit.ts';
+import { accountActor, mutate, newDocument, richIds, testEngine } from '../../fixtures/engine-kit.ts';
 import type { Storage } from '../ports.ts';
 
 const alice = accountActor();

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { accountActor, errorOf, freshKey, mutate, newDocument } from '../../fixtures/test-kit.ts';
+import { accountActor, errorOf, freshKey, mutate, newDocument } from '../../fixtures/engine-kit.ts';
 import { manualClock } from '../clock.ts';
 import { createEngine } from '../engine.ts';
 import { seededIds } from '../ids.ts';

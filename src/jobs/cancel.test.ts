@@ -5,10 +5,10 @@ import { lowdbStorage } from '../../adapters/lowdb/index.ts';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
+import { errorOf, freshKey } from '../../fixtures/engine-kit.ts';
 import { isServiceError } from '../errors.ts';
 import { eventStreamOf } from './store.ts';
-import { ScriptedRunner, actorOf, engineMaker, type AdapterList, specBody, until, untilAborted } from './test-kit.test-support.ts';
+import { ScriptedRunner, actorOf, engineMaker, type AdapterList, specBody, until, untilAborted } from './jobs-kit.ts';
 
 const dirs: string[] = [];
 const ADAPTERS: AdapterList = [

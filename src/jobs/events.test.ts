@@ -6,9 +6,9 @@ import { memoryStorage } from '../../adapters/memory/index.ts';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
-import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
+import { errorOf, freshKey } from '../../fixtures/engine-kit.ts';
 import { ResearchJobEventSchema, type ResearchJobEvent } from './schemas.ts';
-import { HAPPY_STEPS, ScriptedRunner, actorOf, engineMaker, type AdapterList, specBody, untilAborted } from './test-kit.test-support.ts';
+import { HAPPY_STEPS, ScriptedRunner, actorOf, engineMaker, type AdapterList, specBody, untilAborted } from './jobs-kit.ts';
 
 const dirs: string[] = [];
 const ADAPTERS: AdapterList = [

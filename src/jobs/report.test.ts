@@ -1,6 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
+import { errorOf, freshKey } from '../../fixtures/engine-kit.ts';
 import { isServiceError } from '../errors.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { ReportLimits } from './report.ts';
-import { SAMPLE_REPORT, ScriptedRunner, actorOf, engineMaker, type AdapterList, specBody, until, untilAborted, type Step } from './test-kit.test-support.ts';
+import { SAMPLE_REPORT, ScriptedRunner, actorOf, engineMaker, type AdapterList, specBody, until, untilAborted, type Step } from './jobs-kit.ts';
 
 const dirs: string[] = [];
 const ADAPTERS: AdapterList = [

@@ -9,8 +9,8 @@ import { test } from 'uvu';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
-import { errorOf, freshKey } from '../../fixtures/test-kit.ts';
-import { HAPPY_STEPS, ScriptedRunner, actorOf, engineMaker, specBody, until, untilAborted, type Step } from './test-kit.test-support.ts';
+import { errorOf, freshKey } from '../../fixtures/engine-kit.ts';
+import { HAPPY_STEPS, ScriptedRunner, actorOf, engineMaker, specBody, until, untilAborted, type Step } from './jobs-kit.ts';
 
 const jobsEngine = engineMaker(memoryStorage);
 

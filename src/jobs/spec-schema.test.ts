@@ -7,7 +7,7 @@ import { canonicalJson } from '../canonical-json.ts';
 import { utf8Length } from '../text.ts';
 import { AcceptanceLimits, parseSpec } from './spec-schema.ts';
 import { CancellationRequestSchema, ResearchJobEventPageSchema, ResearchJobEventSchema, ResearchJobPageSchema, ResearchJobSchema, ResearchReportSpecSchema } from './schemas.ts';
-import { specBody } from './test-kit.test-support.ts';
+import { specBody } from './jobs-kit.ts';
 
 const requirement = (i = 0) => ({
   claimClass: 'direct-answer',

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from '../../adapters/lowdb/index.ts';
-import { accountActor, freshKey, newDocument } from '../../fixtures/test-kit.ts';
+import { accountActor, freshKey, newDocument } from '../../fixtures/engine-kit.ts';
 import { jobIdOf, publishAll, sampleProposal } from '../../fixtures/knowledge-kit.ts';
 import { createEngine } from '../engine.ts';
 import { manualClock } from '../clock.ts';

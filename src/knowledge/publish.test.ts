@@ -4,7 +4,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { accountActor, errorOf, testEngine } from '../../fixtures/test-kit.ts';
+import { accountActor, errorOf, testEngine } from '../../fixtures/engine-kit.ts';
 import { submitted } from '../../fixtures/knowledge-kit.ts';
 import { publishFromAcceptedProposal } from './publish.ts';
 

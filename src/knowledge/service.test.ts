@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { accountActor, errorOf, freshKey, newDocument, testEngine } from '../../fixtures/test-kit.ts';
+import { accountActor, errorOf, freshKey, newDocument, testEngine } from '../../fixtures/engine-kit.ts';
 import { jobIdOf, publishAll, sampleProposal, submitted } from '../../fixtures/knowledge-kit.ts';
 import { Collections, type GraphRecord } from './records.ts';
 

@@ -5,7 +5,7 @@
 import * as assert from 'uvu/assert';
 import { ALL_SCOPES, DOC_SCOPES, a36, hex, newKey, type Reply } from './client.ts';
 import { show, expectEnvelope, expectError, expectOk, checkDocument, checkMutationResult, proposalRequest, DAY, SESSION_COOKIE } from './assert.ts';
-import type { Kit, Suite } from './kit.ts';
+import type { Kit, Suite } from './scenario-kit.ts';
 
 
 /** Register these scenarios on the suite. */

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { DOC_SCOPES, F, hex, newKey, sleep } from './client.ts';
 import { find, flatten, ids, textOf } from './tree.ts';
 import { show, expectStatus, expectEnvelope, expectError, expectOk, checkDocument, checkMutationResult } from './assert.ts';
-import type { Kit, Suite } from './kit.ts';
+import type { Kit, Suite } from './scenario-kit.ts';
 
 
 /** Register these scenarios on the suite. */

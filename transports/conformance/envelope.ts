@@ -5,7 +5,7 @@
 import * as assert from 'uvu/assert';
 import { DOC_SCOPES, F, apiErrorProblems, hex } from './client.ts';
 import { show, expectError, expectOk, DAY } from './assert.ts';
-import type { Kit, Suite } from './kit.ts';
+import type { Kit, Suite } from './scenario-kit.ts';
 
 
 /** Register these scenarios on the suite. */

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { F, hex, newKey, sha256 } from './client.ts';
 import { around, childIds, find, ids, parentOf, textOf, type RichBlock } from './tree.ts';
 import { show, expectEnvelope, expectError, checkMutationResult } from './assert.ts';
-import type { Kit, Suite } from './kit.ts';
+import type { Kit, Suite } from './scenario-kit.ts';
 
 
 /** Register these scenarios on the suite. */

@@ -14,7 +14,7 @@ import { accessScenarios } from './access.ts';
 import { ScenarioClient, type ScenarioTarget } from './client.ts';
 import { documentScenarios } from './documents.ts';
 import { envelopeScenarios } from './envelope.ts';
-import { createKit } from './kit.ts';
+import { createKit } from './scenario-kit.ts';
 import { mutationScenarios } from './mutations.ts';
 import { surfaceScenarios } from './surfaces.ts';
 import { wholeSuiteScenarios } from './whole.ts';

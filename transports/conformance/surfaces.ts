@@ -5,7 +5,7 @@
 import * as assert from 'uvu/assert';
 import { DOC_SCOPES, a36, hex, isObject, newKey } from './client.ts';
 import { show, expectStatus, expectEnvelope, expectError, expectOk, researchSpec, proposalRequest } from './assert.ts';
-import type { Kit, Suite } from './kit.ts';
+import type { Kit, Suite } from './scenario-kit.ts';
 
 
 /** Register these scenarios on the suite. */

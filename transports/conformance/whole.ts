@@ -4,7 +4,7 @@
  */
 import * as assert from 'uvu/assert';
 import { F, envelopeProblems, isEnvelopeReply, isObject } from './client.ts';
-import type { Kit, Suite } from './kit.ts';
+import type { Kit, Suite } from './scenario-kit.ts';
 
 
 /** Register these scenarios on the suite. */

@@ -56,7 +56,7 @@ export interface WorkerStartContext {
    * this process) are known to be abandoned, so the factory may reclaim them.
    */
   recovering: boolean;
-  /** The ports of `WorkerHostOptions.ports` for this start, by name (e.g. `storage`: see storage-proxy.ts). */
+  /** The ports of `WorkerHostOptions.ports` for this start, by name (e.g. `storage`: see adapters/worker-proxy). */
   ports: Record<string, MessagePort>;
 }
 

@@ -14,7 +14,8 @@ import { lowdbStorage } from '../../adapters/lowdb/index.ts';
 import { createWorkerHandler as streamEngine } from '../../fixtures/worker-stream-module.ts';
 import { createClient } from '../../src/client/index.ts';
 import { listen } from '../http/index.ts';
-import { serveStorage, startWorkerHost, type WorkerHost, type WorkerHostEvent } from './index.ts';
+import { serveStorage } from '../../adapters/worker-proxy/index.ts';
+import { startWorkerHost, type WorkerHost, type WorkerHostEvent } from './index.ts';
 
 const streamModule = new URL('../../fixtures/worker-stream-module.ts', import.meta.url);
 const engineModule = new URL('../../fixtures/worker-engine.ts', import.meta.url);

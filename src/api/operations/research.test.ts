@@ -3,7 +3,7 @@ import { EventSource } from 'eventsource';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startServer, type TestServer } from '../../../fixtures/http-kit.ts';
-import { HAPPY_STEPS, ScriptedRunner, specBody, untilAborted } from '../../jobs/test-kit.test-support.ts';
+import { HAPPY_STEPS, ScriptedRunner, specBody, untilAborted } from '../../jobs/jobs-kit.ts';
 
 const SCOPES = ['research:read', 'research:run', 'inquiry:create', 'knowledge:propose', 'document:read'];
 let keys = 0;

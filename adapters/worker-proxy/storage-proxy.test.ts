@@ -5,9 +5,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { storageConformance } from '../../adapters/conformance.ts';
-import { lowdbStorage } from '../../adapters/lowdb/index.ts';
-import { memoryStorage } from '../../adapters/memory/index.ts';
+import { storageConformance } from '../conformance/index.ts';
+import { lowdbStorage } from '../lowdb/index.ts';
+import { memoryStorage } from '../memory/index.ts';
 import type { Storage } from '../../src/ports.ts';
 import { remoteStorage, serveStorage } from './storage-proxy.ts';
 

@@ -12,16 +12,16 @@
  * @module
  */
 import { suite } from 'uvu';
-import type { Storage } from '../src/ports.ts';
-import { documentTests } from './conformance/documents.ts';
-import type { RegisterTest, StorageHarness, StorageSetup } from './conformance/harness.ts';
-import { lifecycleTests, reopenListingTests } from './conformance/lifecycle.ts';
-import { listingTests } from './conformance/listing.ts';
-import { notificationTests } from './conformance/notifications.ts';
-import { recordTests } from './conformance/records.ts';
-import { streamTests } from './conformance/streams.ts';
+import type { Storage } from '../../src/ports.ts';
+import { documentTests } from './documents.ts';
+import type { RegisterTest, StorageHarness, StorageSetup } from './harness.ts';
+import { lifecycleTests, reopenListingTests } from './lifecycle.ts';
+import { listingTests } from './listing.ts';
+import { notificationTests } from './notifications.ts';
+import { recordTests } from './records.ts';
+import { streamTests } from './streams.ts';
 
-export type { RegisterTest, StorageHarness, StorageSetup } from './conformance/harness.ts';
+export type { RegisterTest, StorageHarness, StorageSetup } from './harness.ts';
 
 /**
  * Registers the storage conformance suite as a uvu suite named after `name` and runs it.
