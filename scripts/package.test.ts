@@ -123,7 +123,7 @@ test('the tarball holds the build, docs, README and manifest: no sources, tests,
   // src/schema-kit.ts is not a test kit despite its name: the runtime schemas are built with it.
   const runtime = new Set(['dist/src/schema-kit.js', 'dist/src/schema-kit.d.ts']);
   assert.equal(files.filter((f) => !runtime.has(f) && (/\.test\.|-kit\.|(^|\/)(bench|scripts|fixtures|app|\.ci)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts')))), []);
-  for (const f of ['dist/kw.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/adapters/conformance.js', 'dist/transports/http/index.d.ts']) {
+  for (const f of ['dist/kw.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/adapters/conformance/index.js', 'dist/transports/http/index.d.ts']) {
     assert.ok(files.includes(f), `${f} is packed`);
   }
 });
