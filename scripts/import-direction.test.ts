@@ -1,5 +1,5 @@
 /**
- * Holds the dependency direction of the design (README, Layout): app → transports → src/api → src domains → ports ←
+ * Holds the dependency direction of the design (docs/architecture.md, Layout): app → transports → src/api → src domains → ports ←
  * adapters. Reads every import of every source file; fails on an edge against the direction or on a
  * cycle. The rooms: src/ (the engine) imports only itself; adapters/ only src/; transports/ (listeners
  * and the transport conformance suite) only src/; app/ (the dev server's composition and the kw CLI)

@@ -1,7 +1,8 @@
 /**
  * The package as a user gets it: `npm pack` (prepack runs the build), the tarball installed without
- * the network into an empty app, and there: the README quick start under plain node with memory and
- * lowdb storage, a strict TypeScript consumer, and the installed `kw` serving the demo token.
+ * the network into an empty app, and there: the README quick start (TypeScript) type-checked strictly and
+ * run under plain node (types stripped) with memory and lowdb storage, a strict TypeScript consumer, and
+ * the installed `kw` serving the demo token.
  * @remarks Offline: the app's dependencies come from the npm cache that `npm ci` filled (see
  * scripts/pack-app.ts). When the install still cannot work offline the tests say why and stop.
  */
@@ -11,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { installOffline, pack, type Packed } from './pack-app.ts';
@@ -25,13 +27,17 @@ let packed: Packed | null = null;
 let skip: string | null = null;
 let typecheck: Promise<{ ok: boolean; output: string }> | null = null;
 
-/** The README's quick start: the code block whose first line names quick-start.mjs. */
+/** The README's quick start: the code block whose first line names quick-start.ts. */
 async function quickStart(): Promise<string> {
   const readme = await readFile(join(root, 'README.md'), 'utf8');
-  const block = /```js\n(\/\/ quick-start\.mjs[^\n]*\n[^]*?)```/.exec(readme);
-  if (!block) throw new Error('README.md has no ```js block starting with "// quick-start.mjs"');
+  const block = /```ts\n(\/\/ quick-start\.ts[^\n]*\n[^]*?)```/.exec(readme);
+  if (!block) throw new Error('README.md has no ```ts block starting with "// quick-start.ts"');
   return block[1]!;
 }
+
+/** TypeScript to an ES module for plain node: types stripped, nothing else changed (as tsx runs it). */
+const stripTypes = (source: string): string =>
+  ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true } }).outputText;
 
 const CONSUMER = `import { createEngine, createApiHandler, isServiceError, type Engine, type DocumentView, type Storage } from 'knowledge-workspace';
 import { memoryStorage } from 'knowledge-workspace/adapters/memory';
@@ -80,7 +86,7 @@ const STRICT_TSCONFIG = {
     typeRoots: [join(root, 'node_modules/@types')],
     types: ['node'],
   },
-  files: ['consumer.ts'],
+  files: ['consumer.ts', 'quick-start.ts'],
 };
 
 test.before(async () => {
@@ -97,6 +103,7 @@ test.before(async () => {
   }
   // The type check is the slow part: it runs while the other tests do.
   await writeFile(join(app, 'consumer.ts'), CONSUMER);
+  await writeFile(join(app, 'quick-start.ts'), await quickStart());
   await writeFile(join(app, 'tsconfig.json'), JSON.stringify(STRICT_TSCONFIG, null, 2));
   typecheck = run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', app], { cwd: app }).then(
     () => ({ ok: true, output: '' }),
@@ -139,7 +146,7 @@ test('every module of the installed package imports only node built-ins, its dep
 
 test('plain node runs the README quick start with memory and with lowdb storage', async () => {
   if (skip) return;
-  await writeFile(join(app, 'quick-start.mjs'), await quickStart());
+  await writeFile(join(app, 'quick-start.mjs'), stripTypes(await quickStart()));
   for (const args of [[], ['lowdb']]) {
     const { stdout } = await run(process.execPath, ['quick-start.mjs', ...args], { cwd: app });
     assert.ok(stdout.includes('- [x] Write the tests'), stdout);
@@ -190,7 +197,7 @@ test('the installed kw prints its version and serves: serve --port 0 --json, GET
   }
 });
 
-test('a strict TypeScript consumer (NodeNext, noUncheckedIndexedAccess, exactOptionalPropertyTypes) type-checks', async () => {
+test('a strict TypeScript consumer and the README quick start (NodeNext, noUncheckedIndexedAccess, exactOptionalPropertyTypes) type-check', async () => {
   if (skip) return;
   const result = await typecheck!;
   assert.ok(result.ok, result.output);

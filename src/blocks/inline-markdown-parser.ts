@@ -2,6 +2,19 @@
  * markdown-it set up for one block's inline Markdown, and the inline tokens of a long text produced
  * window by window.
  *
+ * **The markdown-it boundary.** This is the only module of the engine that imports markdown-it, and
+ * the only one that reaches into its internals: the inline rule chains (`inline.ruler` /
+ * `inline.ruler2` and their rules `emphasis`, `link`, `image`, `balance_pairs`, `fragments_join`,
+ * `text_join`, `html_inline`), `StateInline` (its `delimiters`, `tokens_meta`, `pending`, `pos`,
+ * `posMax`, `scanDelims`, `push`), `inline.State` and `inline.tokenize`, `helpers.parseLinkLabel`,
+ * `utils` (the character classes), and the `references` a block parse leaves in its env. Those are
+ * not covered by markdown-it's semver, so package.json pins markdown-it to one exact version (a test,
+ * scripts/markdown-it-pin.test.ts, fails on a range), and the property tests beside this module
+ * (src/blocks/inline-markdown*.test.ts) compare every fast path with {@link referenceParser}, the
+ * stock parser of the dialect. When upgrading markdown-it: change the pin, compare `balancePairs`
+ * with `lib/rules_inline/balance_pairs.mjs` and `emphasisTokenize` with `lib/rules_inline/emphasis.mjs`,
+ * and run those tests. Everything else (inline-markdown.ts) reads only tokens, through the exports here.
+ *
  * What keeps text built to stress the parser (41,000 characters of `**a**a`, `_a`, `*`, `[a](`, …)
  * cheap, without changing what it reads as (the tests compare with {@link referenceParser}):
  * - markdown-it's emphasis tokenizer is replaced by one that leaves as plain text the `*` / `_`
@@ -19,6 +32,9 @@
  */
 import MarkdownIt from 'markdown-it';
 import type { StateInline, Token } from 'markdown-it';
+
+/** A markdown-it token: what a parse hands to its readers. */
+export type { Token };
 
 const BAD_PROTOCOL = /^(vbscript|javascript|file|data):/;
 const GOOD_DATA = /^data:image\/(gif|png|jpeg|webp);/;
@@ -47,7 +63,21 @@ function newParser(): MarkdownIt {
 export const referenceParser = newParser();
 
 /** The block structure only: inline tokens keep their source in `content` and get no children. */
-export const blockParser = newParser().disable(['inline', 'text_join']);
+const blockParser = newParser().disable(['inline', 'text_join']);
+
+/**
+ * The block tokens of `markdown`, and whether it defined link references (a block must not).
+ * @param inline true: inline tokens get their children, as the stock parser of the dialect reads
+ * them; false: they keep only their source in `content` (for {@link inlineTokens}).
+ */
+export function blockTokens(markdown: string, inline: boolean): { tokens: Token[]; references: boolean } {
+  const env: { references?: unknown } = {};
+  const tokens = (inline ? referenceParser : blockParser).parse(markdown, env);
+  return { tokens, references: env.references !== undefined };
+}
+
+/** markdown-it's character classes (CommonMark's whitespace and punctuation, entity code points). */
+export const { isWhiteSpace, isMdAsciiPunct, isPunctCharCode, isValidEntityCode } = referenceParser.utils;
 
 /**
  * Inline parsers. Neither joins adjacent text tokens (the walk over the tokens merges runs of equal
@@ -176,8 +206,6 @@ function tallyAt(state: StateInline, pos: number): Tally {
   return t;
 }
 
-const { isWhiteSpace, isMdAsciiPunct } = referenceParser.utils;
-
 /**
  * `state.scanDelims` (a delimiter run's length and whether it can open or close) for a run between
  * ASCII characters, where markdown-it's Unicode punctuation test (two regular expressions per
@@ -285,7 +313,7 @@ type Delimiters = StateInline['delimiters'];
 const jumpsOf = new WeakMap<StateInline, number[]>();
 
 /**
- * markdown-it's `balance_pairs` rule (lib/rules_inline/balance_pairs.mjs, 14.1), the same code, except
+ * markdown-it's `balance_pairs` rule (lib/rules_inline/balance_pairs.mjs, 14.3.3), the same code, except
  * that the jumps of the top-level delimiters are kept (see {@link reachableOpeners}).
  */
 function balancePairs(state: StateInline): boolean {

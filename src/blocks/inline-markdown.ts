@@ -6,8 +6,7 @@
  * linkify), no typographic replacements. Tables are recognised only to be refused.
  * @module
  */
-import type { MarkdownIt, Token } from 'markdown-it';
-import { WINDOW, blockParser, inlineTokens, referenceParser } from './inline-markdown-parser.ts';
+import { WINDOW, blockTokens, inlineTokens, isMdAsciiPunct, isPunctCharCode, isValidEntityCode, isWhiteSpace, type Token } from './inline-markdown-parser.ts';
 
 /** BlockNote's boolean text styles that Markdown carries (key order as BlockNote emits them). */
 export interface Styles {
@@ -138,7 +137,7 @@ function parseUncached(markdown: string, shortcuts = true, reference = false, wi
   const trimmed = markdown.trim();
   if (trimmed === '') return { ok: true, content: [], citations: [] };
   if (reference) {
-    const inline = paragraph(referenceParser, markdown);
+    const inline = paragraph(markdown, true);
     if (isResult(inline)) return inline;
     const w = newWalk();
     walkTokens(w, inline.children ?? []);
@@ -152,7 +151,7 @@ function parseUncached(markdown: string, shortcuts = true, reference = false, wi
   // One line that cannot open any block (and that markdown-it's normalization leaves as it is) is the
   // paragraph's inline source itself: skip the block parser.
   const oneLine = !LINE_BREAK_OR_NUL.test(trimmed) && !BLOCK_START.test(trimmed) && plainEdges(markdown, trimmed);
-  const inline = oneLine ? trimmed : paragraph(blockParser, markdown);
+  const inline = oneLine ? trimmed : paragraph(markdown, false);
   if (typeof inline !== 'string' && isResult(inline)) return inline;
   let w!: Walk;
   inlineTokens(
@@ -169,10 +168,8 @@ function parseUncached(markdown: string, shortcuts = true, reference = false, wi
 const LINE_BREAK_OR_NUL = /[\n\r\0]/;
 
 /** The text's one paragraph (its inline token), or the result when there is none: nothing, or a refusal. */
-function paragraph(parser: MarkdownIt, markdown: string): Token | InlineResult {
-  const env: { references?: unknown } = {};
-  const tokens = parser.parse(markdown, env);
-  const references = env.references !== undefined;
+function paragraph(markdown: string, reference: boolean): Token | InlineResult {
+  const { tokens, references } = blockTokens(markdown, reference);
   if (tokens.length === 0 && !references) return { ok: true, content: [], citations: [] };
   if (tokens.length !== 3 || tokens[0]!.type !== 'paragraph_open' || references) return refuse(tokens, references);
   return tokens[1]!;
@@ -421,7 +418,6 @@ const ALWAYS_ESCAPE = codes('\\`*_~[]<|');
 const LINE_START_ESCAPE = codes('#>-+=:');
 const ENTITY_AHEAD = /^&(?:#[xX][0-9a-fA-F]{1,6}|#[0-9]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});/;
 const JS_SPACE = /\s/;
-const { isWhiteSpace, isMdAsciiPunct, isPunctCharCode, isValidEntityCode } = referenceParser.utils;
 
 const isPunct = (cp: number): boolean => isMdAsciiPunct(cp) || isPunctCharCode(cp);
 const isSpaceCp = (cp: number): boolean => JS_SPACE.test(String.fromCodePoint(cp));
