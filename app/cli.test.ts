@@ -160,7 +160,7 @@ test('kw serve through tsx: --json first line, a request log line on stderr with
       new Promise<string>((done) => lines.once('line', done)),
       new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`no line within 10 s: ${stderr}`)), 10_000)),
     ]);
-    assert.match(first, /^\{"url":"http:\/\/127\.0\.0\.1:\d+","operatorKey":"[A-Za-z0-9_-]+","demo":\{"token":"svc_agent_v1_scred_[a-f0-9]{24}_[A-Za-z0-9_-]+"\}\}$/);
+    assert.match(first, /^\{"url":"http:\/\/127\.0\.0\.1:\d+","operatorKey":"[A-Za-z0-9_-]+","demo":\{"token":"svc_agent_v1_scred_[a-f0-9]{24}_[A-Za-z0-9_-]+"\},"signInUrl":"http:\/\/127\.0\.0\.1:\d+\/sign-in\/[A-Za-z0-9_-]{43}"\}$/);
     const { url, demo } = JSON.parse(first) as { url: string; demo: { token: string } };
     const res = await fetch(`${url}/api/v1/documents?limit=5&token=${demo.token}`, { headers: { authorization: `Bearer ${demo.token}` } });
     assert.is(res.status, 200);
