@@ -21,12 +21,10 @@ import { JOBS_COLLECTION, type StoredJob } from '../jobs/store.ts';
 import { isTerminal } from '../jobs/states.ts';
 import { publicationStep } from './publication.ts';
 import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../ports.ts';
-import { metaJson } from '../api/envelope.ts';
-import type { ResponseEvent } from '../api/handler.ts';
 import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
 import { APP_CSS, APP_JS } from './assets.ts';
 import { escapeHtml, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
-import { RequestInspector, type InspectorLimits } from './inspector.ts';
+import { RequestInspector, type InspectorLimits, type AnsweredRequest } from './inspector.ts';
 import {
   accountJobs,
   documentBody,
@@ -69,7 +67,7 @@ export interface BrowserApp {
   /** A one-time sign-in link (15 minutes) for `account` (default: the local person). */
   createSignInLink(account?: string): Promise<{ url: string; expiresAt: string }>;
   /** Feed the request inspector: pass as the API handler's `onResponse`. */
-  recordRequest(event: ResponseEvent): void;
+  recordRequest(event: AnsweredRequest): void;
   /** The request inspector's memory. */
   readonly inspector: RequestInspector;
 }
@@ -78,6 +76,11 @@ const BROWSER_BODY_LIMIT = 64 * 1024;
 const decoder = new TextDecoder();
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9_-]{16,128}$/;
 const BEARER = /^Bearer +(\S+) *$/i;
+
+/** The API's `meta` (request ids match safe patterns: no escaping needed). */
+function metaJson(requestId: string, clientRequestId: string | undefined): string {
+  return `{"apiVersion":"1","requestId":"${requestId}"${clientRequestId === undefined ? '' : `,"clientRequestId":"${clientRequestId}"`}}`;
+}
 
 type Route =
   | { name: 'asset'; file: 'css' | 'js' }

@@ -24,6 +24,15 @@ export interface InspectedRequest {
   requestId: string;
 }
 
+/** What the inspector needs of an answered request: the API handler's `onResponse` event fits. */
+export interface AnsweredRequest {
+  request: { method: string; url: string; headers: Record<string, string> };
+  response: { status: number };
+  requestId: string;
+  errorCode: string | null;
+  durationMs: number;
+}
+
 /** Limits of {@link RequestInspector}. */
 export interface InspectorLimits {
   /** Requests kept per token (default 50). */
@@ -50,7 +59,7 @@ export class RequestInspector {
    * Note one answered request; requests without a bearer token are not kept.
    * @param event what the API handler's `onResponse` reports.
    */
-  record(event: { request: { method: string; url: string; headers: Record<string, string> }; response: { status: number }; requestId: string; errorCode: string | null; durationMs: number }, now: number): void {
+  record(event: AnsweredRequest, now: number): void {
     const m = BEARER.exec(event.request.headers.authorization ?? '');
     const credentialRef = m ? credentialRefOfToken(m[1]!) : null;
     if (credentialRef === null) return;

@@ -44,7 +44,7 @@ const SETTINGS = `<p>Agents use the API with a bearer token. Create one per agen
 <td><% if (t.revoked) { %>Revoked<% } else if (t.expired) { %>Expired<% } else { %><form method="post" action="/settings/api/tokens/<%= t.credentialRef %>/revoke" class="inline"><input type="hidden" name="csrf" value="<%= it.csrf %>"><button type="submit" class="danger" aria-label="Revoke <%= t.label %>">Revoke</button></form><% } %></td></tr><% }) %></tbody></table></div><% } %>`;
 
 const DOCUMENT = `<p class="meta">Version <span id="doc-version"><%= it.version %></span> · revision <code id="doc-revision"><%= it.revision %></code> · <code><%= it.documentRef %></code></p>
-<div data-live="/documents/<%= it.documentRef %>/events"><p id="live-status" role="status" class="meta"></p></div>
+<div data-live="/documents/<%= it.documentRef %>/events?after=<%= it.version %>"><p id="live-status" role="status" class="meta"></p></div>
 <article id="doc-body" aria-label="Document"><%~ it.html %></article>
 <h2>Markdown</h2>
 <p class="meta">What <code>?format=markdown</code> gives an agent. Loss count: <span id="doc-loss"><%= it.lossCount %></span></p>
