@@ -5,88 +5,17 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { listen, type Listening } from '../../transports/http/listener.ts';
+import { listen } from '../../transports/http/listener.ts';
 import { createApiHandler } from '../api/handler.ts';
-import type { Handler } from '../api/types.ts';
 import { SCOPES } from '../auth/scopes.ts';
-import { manualClock, systemClock, type Clock } from '../clock.ts';
-import { createEngine, type Engine } from '../engine.ts';
-import type { Storage } from '../ports.ts';
-import { createBrowserApp, type BrowserApp } from './app.ts';
+import { manualClock, type Clock } from '../clock.ts';
+import { createEngine } from '../engine.ts';
+import { createBrowserApp } from './app.ts';
 import { RequestInspector } from './inspector.ts';
-import { reviewRunner, startWaitingReview } from './review-kit.ts';
+import { startWaitingReview } from './review-kit.ts';
+import { addParagraph, createDocument, OPERATOR_KEY, post, signIn, signInLink, startWebServer, type Running } from './web-kit.ts';
 
-const OPERATOR_KEY = 'operator-key-for-web-tests-0001';
-
-interface Running {
-  url: string;
-  engine: Engine;
-  app: BrowserApp;
-  close(): Promise<void>;
-}
-
-async function start(options: { clock?: Clock; storage?: Storage; keepAliveMs?: number } = {}): Promise<Running> {
-  let active: Handler = async () => ({ status: 503, headers: {}, body: '' });
-  const listening: Listening = await listen((r) => active(r), { host: '127.0.0.1', port: 0 });
-  let engine: Engine | null = null;
-  engine = createEngine({ storage: options.storage ?? memoryStorage(), baseUrl: listening.url, clock: options.clock ?? systemClock, runner: reviewRunner(() => engine!) });
-  const app = createBrowserApp(engine, { operatorKey: OPERATOR_KEY, localAccount: 'demo', keepAliveMs: options.keepAliveMs });
-  active = app.mount(createApiHandler({ engine, operatorKey: OPERATOR_KEY, onResponse: (e) => app.recordRequest(e) }));
-  const ready = engine;
-  return {
-    url: listening.url,
-    engine: ready,
-    app,
-    async close() {
-      await listening.close();
-      await ready.close();
-    },
-  };
-}
-
-async function signInLink(s: Running, body: unknown = {}): Promise<Response> {
-  return fetch(`${s.url}/operator/v1/sign-in-links`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${OPERATOR_KEY}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-}
-
-/** Sign in through a fresh link: the cookie header to send and the session's CSRF token. */
-async function signIn(s: Running, account?: string): Promise<{ cookie: string; csrf: string }> {
-  const { data } = (await (await signInLink(s, account ? { account } : {})).json()) as { data: { url: string } };
-  const res = await fetch(data.url, { redirect: 'manual' });
-  const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
-  const html = await (await fetch(`${s.url}/settings/api`, { headers: { cookie } })).text();
-  return { cookie, csrf: /name="csrf" value="([^"]+)"/.exec(html)![1]! };
-}
-
-function post(s: Running, path: string, cookie: string, fields: Record<string, string | string[]>): Promise<Response> {
-  const form = new URLSearchParams();
-  for (const [k, v] of Object.entries(fields)) for (const one of Array.isArray(v) ? v : [v]) form.append(k, one);
-  return fetch(`${s.url}${path}`, { method: 'POST', redirect: 'manual', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString() });
-}
-
-async function createDocument(s: Running, token: string): Promise<{ documentRef: string; revision: string }> {
-  const res = await fetch(`${s.url}/api/v1/documents`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'web-test-create-doc-0001' },
-    body: JSON.stringify({ v: 1, title: 'Live notes' }),
-  });
-  assert.is(res.status, 201);
-  const body = (await res.json()) as { data: { documentRef: string } };
-  return { documentRef: body.data.documentRef, revision: res.headers.get('service-revision')! };
-}
-
-async function addParagraph(s: Running, token: string, documentRef: string, revision: string, text: string, key: string): Promise<string> {
-  const res = await fetch(`${s.url}/api/v1/documents/${documentRef}/mutations`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': key, 'service-if-revision': revision },
-    body: JSON.stringify({ v: 1, intent: 'add a paragraph', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [{ type: 'paragraph', markdown: text }] } }),
-  });
-  assert.is(res.status, 200, await res.clone().text());
-  return res.headers.get('service-revision')!;
-}
+const start = (options: { clock?: Clock; keepAliveMs?: number } = {}): Promise<Running> => startWebServer({ listen, storage: memoryStorage(), createApiHandler }, options);
 
 function assertPageHeaders(res: Response): void {
   assert.match(res.headers.get('content-type') ?? '', /^text\/html/);

@@ -13,7 +13,8 @@ a{color:#0b57d0}a:focus-visible,button:focus-visible,input:focus-visible,select:
 .top nav a{margin-right:1em}.who{color:#444;font-size:.9em;margin-right:.5em}
 main{max-width:60em;margin:0 auto;padding:1em}
 h1{font-size:1.6em;margin:.3em 0 .6em;overflow-wrap:anywhere}h2{font-size:1.25em;margin-top:1.6em}
-table{border-collapse:collapse;width:100%}th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top;overflow-wrap:anywhere}
+table{border-collapse:collapse;width:100%}th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top;overflow-wrap:break-word}
+main p,main li,main dd{overflow-wrap:anywhere}
 .table{overflow-x:auto}
 code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}code{background:#f2f2f2;padding:0 .2em;overflow-wrap:anywhere}
 pre{background:#f4f4f4;padding:.6em;overflow:auto;white-space:pre-wrap}
