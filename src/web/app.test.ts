@@ -285,6 +285,48 @@ test('/reviews/{ref}: proposal and report with citations, Accept continues the w
   }
 });
 
+test('the console follows its unfinished jobs live: /events/jobs sends each change of their state', async () => {
+  const s = await start();
+  try {
+    const { cookie } = await signIn(s);
+    const { credential } = await s.engine.credentials.create({ accountId: 'demo', label: 'researcher', scopes: SCOPES });
+    const { jobId, reviewRef } = await startWaitingReview(s.engine, credential.actor);
+    assert.match(await (await fetch(`${s.url}/`, { headers: { cookie } })).text(), /data-live="\/events\/jobs"/);
+    const controller = new AbortController();
+    const res = await fetch(`${s.url}/events/jobs`, { headers: { cookie }, signal: controller.signal });
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const reader = res.body!.getReader();
+    let text = '';
+    const readUntil = async (needle: string) => {
+      while (!text.includes(needle)) text += new TextDecoder().decode((await reader.read()).value);
+    };
+    await readUntil('retry:');
+    await s.engine.operator.decide(reviewRef, { decision: 'accept', person: 'demo' });
+    await readUntil('"state":"succeeded"');
+    assert.match(text, new RegExp(`event: job\ndata: \\{"jobId":"${jobId}"`));
+    controller.abort();
+    assert.is((await fetch(`${s.url}/events/jobs`)).status, 401, 'signed out');
+  } finally {
+    await s.close();
+  }
+});
+
+test('expired sign-in links and sessions are swept from storage when a link is made', async () => {
+  const clock = manualClock(Date.UTC(2026, 5, 1));
+  const s = await start({ clock });
+  try {
+    await signIn(s);
+    await signInLink(s);
+    const count = async (c: string) => (await s.engine.deps.storage.listRecords(c)).length;
+    assert.equal([await count('web-sign-in-links'), await count('web-sessions')], [1, 1]);
+    clock.advance(8 * 86_400_000);
+    await signInLink(s);
+    assert.equal([await count('web-sign-in-links'), await count('web-sessions')], [1, 0], 'only the new link is left');
+  } finally {
+    await s.close();
+  }
+});
+
 test('a rejected review fails the waiting job; another account sees 404', async () => {
   const s = await start();
   try {

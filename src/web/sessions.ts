@@ -62,10 +62,26 @@ export interface SessionStore {
 /** Build the {@link SessionStore}. */
 export function createSessionStore(deps: EngineDeps): SessionStore {
   const { storage, clock, sha256 } = deps;
+
+  /** Drop expired links and sessions (when a link is made: rare, and the collections stay small). */
+  async function prune(now: number): Promise<void> {
+    for (const collection of [SIGN_IN_LINK_COLLECTION, SESSION_COLLECTION]) {
+      const expired = (await storage.listRecords<{ expiresAt: number }>(collection)).filter((r) => now >= r.value.expiresAt);
+      if (expired.length === 0) continue;
+      // Guarded by revision: a record another process just changed is left for the next sweep.
+      await storage
+        .commit(expired.map((r) => ({ kind: 'record.delete' as const, collection, key: r.key, expectedRevision: r.revision })))
+        .catch((e: unknown) => {
+          if (!isStorageConflict(e)) throw e;
+        });
+    }
+  }
+
   return {
     async createLink(accountId) {
       const secret = randomSecret();
       const now = clock.now();
+      await prune(now);
       const record: SignInLinkRecord = { v: 1, accountId, createdAt: now, expiresAt: now + SIGN_IN_LINK_TTL_MS };
       await storage.commit([{ kind: 'record.put', collection: SIGN_IN_LINK_COLLECTION, key: sha256(secret), value: record, expectedRevision: null }]);
       return { secret, expiresAt: record.expiresAt };
