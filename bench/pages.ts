@@ -12,7 +12,7 @@ import { listen } from '../transports/http/listener.ts';
 import { createApiHandler } from '../src/api/handler.ts';
 import { SCOPES } from '../src/auth/scopes.ts';
 import { APP_CSS, APP_JS } from '../src/web/assets.ts';
-import { startWaitingReview } from '../src/web/review-kit.ts';
+import { researcherWithWaitingReview } from '../src/web/review-kit.ts';
 import { addParagraph, createDocument, signIn, startWebServer } from '../src/web/web-kit.ts';
 import { table } from './mutations.ts';
 
@@ -37,7 +37,7 @@ export async function runPagesBench(): Promise<void> {
       const { token } = await s.engine.credentials.create({ accountId: 'demo', label: `Agent ${t}`, scopes: ['document:read'] });
       for (let r = 0; r < 50; r++) await fetch(`${s.url}/api/v1/auth`, { headers: { authorization: `Bearer ${token}` } });
     }
-    const { reviewRef } = await startWaitingReview(s.engine, writer.credential.actor, 'bench-pages-job-000001');
+    const { reviewRef } = await researcherWithWaitingReview(s.engine, 'demo', 'bench-pages-job-000001');
     const pages: [string, string, boolean][] = [
       ['signed out (401)', '/', false],
       ['console /', '/', true],

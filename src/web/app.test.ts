@@ -12,8 +12,8 @@ import { manualClock, type Clock } from '../clock.ts';
 import { createEngine } from '../engine.ts';
 import { createBrowserApp } from './app.ts';
 import { RequestInspector } from './inspector.ts';
-import { startWaitingReview } from './review-kit.ts';
-import { addParagraph, createDocument, OPERATOR_KEY, post, signIn, signInLink, startWebServer, type Running } from './web-kit.ts';
+import { researcherWithWaitingReview } from './review-kit.ts';
+import { addParagraph, createDocument, OPERATOR_KEY, post, signIn, signInLink, startWebServer, streamText, type Running } from './web-kit.ts';
 
 const start = (options: { clock?: Clock; keepAliveMs?: number } = {}): Promise<Running> => startWebServer({ listen, storage: memoryStorage(), createApiHandler }, options);
 
@@ -213,20 +213,12 @@ test('/documents/{ref}: rendered from rich-json with version, revision and Markd
     const stream = await fetch(`${s.url}/documents/${documentRef}/events?after=2`, { headers: { cookie }, signal: controller.signal });
     assert.is(stream.status, 200);
     assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);
-    const reader = stream.body!.getReader();
-    let text = '';
-    const readUntil = async (needle: string) => {
-      while (!text.includes(needle)) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`stream ended before ${needle}: ${text}`);
-        text += new TextDecoder().decode(value);
-      }
-    };
-    await readUntil('retry:');
-    await readUntil(': keep-alive');
+    const events = streamText(stream);
+    await events.until('retry:');
+    await events.until(': keep-alive');
     await addParagraph(s, token, documentRef, rev2, 'Second paragraph', 'web-test-mutation-0002');
-    await readUntil('Second paragraph');
-    const frame = text.slice(text.indexOf('id: 3'));
+    await events.until('Second paragraph');
+    const frame = events.text().slice(events.text().indexOf('id: 3'));
     assert.match(frame, /^id: 3\nevent: version\ndata: \{/);
     const data = JSON.parse(/data: (.*)\n/.exec(frame)![1]!) as { version: number; html: string; markdown: string; lossCount: number };
     assert.is(data.version, 3);
@@ -247,9 +239,8 @@ test('/reviews/{ref}: proposal and report with citations, Accept continues the w
   const s = await start();
   try {
     const { cookie, csrf } = await signIn(s);
-    const { credential } = await s.engine.credentials.create({ accountId: 'demo', label: 'researcher', scopes: SCOPES });
-    const { jobId, reviewRef } = await startWaitingReview(s.engine, credential.actor);
-    const before = (await s.engine.jobs.read(credential.actor, jobId)).job;
+    const { actor, jobId, reviewRef } = await researcherWithWaitingReview(s.engine);
+    const before = (await s.engine.jobs.read(actor, jobId)).job;
     assert.equal([before.state, before.phase, before.requiredAction], ['waiting', 'requesting-review', 'review-in-browser']);
 
     const home = await (await fetch(`${s.url}/`, { headers: { cookie } })).text();
@@ -263,8 +254,8 @@ test('/reviews/{ref}: proposal and report with citations, Accept continues the w
     assert.is((await post(s, `/reviews/${reviewRef}/decision`, cookie, { decision: 'accept' })).status, 403, 'no CSRF token');
     const accepted = await post(s, `/reviews/${reviewRef}/decision`, cookie, { csrf, decision: 'accept' });
     assert.is(accepted.status, 303);
-    for await (const e of await s.engine.jobs.follow(credential.actor, jobId)) if (e.kind === 'job.succeeded') break;
-    assert.is((await s.engine.jobs.read(credential.actor, jobId)).job.state, 'succeeded', 'the job went on once the person decided');
+    for await (const e of await s.engine.jobs.follow(actor, jobId)) if (e.kind === 'job.succeeded') break;
+    assert.is((await s.engine.jobs.read(actor, jobId)).job.state, 'succeeded', 'the job went on once the person decided');
 
     const acceptedPage = await (await fetch(`${s.url}/reviews/${reviewRef}`, { headers: { cookie } })).text();
     assert.ok(acceptedPage.includes('>Confirm rights</button>'));
@@ -289,21 +280,16 @@ test('the console follows its unfinished jobs live: /events/jobs sends each chan
   const s = await start();
   try {
     const { cookie } = await signIn(s);
-    const { credential } = await s.engine.credentials.create({ accountId: 'demo', label: 'researcher', scopes: SCOPES });
-    const { jobId, reviewRef } = await startWaitingReview(s.engine, credential.actor);
+    const { jobId, reviewRef } = await researcherWithWaitingReview(s.engine);
     assert.match(await (await fetch(`${s.url}/`, { headers: { cookie } })).text(), /data-live="\/events\/jobs"/);
     const controller = new AbortController();
     const res = await fetch(`${s.url}/events/jobs`, { headers: { cookie }, signal: controller.signal });
     assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
-    const reader = res.body!.getReader();
-    let text = '';
-    const readUntil = async (needle: string) => {
-      while (!text.includes(needle)) text += new TextDecoder().decode((await reader.read()).value);
-    };
-    await readUntil('retry:');
+    const events = streamText(res);
+    await events.until('retry:');
     await s.engine.operator.decide(reviewRef, { decision: 'accept', person: 'demo' });
-    await readUntil('"state":"succeeded"');
-    assert.match(text, new RegExp(`event: job\ndata: \\{"jobId":"${jobId}"`));
+    await events.until('"state":"succeeded"');
+    assert.match(events.text(), new RegExp(`event: job\ndata: \\{"jobId":"${jobId}"`));
     controller.abort();
     assert.is((await fetch(`${s.url}/events/jobs`)).status, 401, 'signed out');
   } finally {
@@ -331,14 +317,13 @@ test('a rejected review fails the waiting job; another account sees 404', async 
   const s = await start();
   try {
     const { cookie, csrf } = await signIn(s);
-    const { credential } = await s.engine.credentials.create({ accountId: 'demo', label: 'researcher', scopes: SCOPES });
-    const { jobId, reviewRef } = await startWaitingReview(s.engine, credential.actor);
+    const { actor, jobId, reviewRef } = await researcherWithWaitingReview(s.engine);
     const stranger = await signIn(s, 'stranger');
     assert.is((await fetch(`${s.url}/reviews/${reviewRef}`, { headers: { cookie: stranger.cookie } })).status, 404);
     assert.is((await post(s, `/reviews/${reviewRef}/decision`, stranger.cookie, { csrf: stranger.csrf, decision: 'accept' })).status, 404);
     assert.is((await post(s, `/reviews/${reviewRef}/decision`, cookie, { csrf, decision: 'reject' })).status, 303);
-    for await (const e of await s.engine.jobs.follow(credential.actor, jobId)) if (e.kind === 'job.failed') break;
-    const job = (await s.engine.jobs.read(credential.actor, jobId)).job;
+    for await (const e of await s.engine.jobs.follow(actor, jobId)) if (e.kind === 'job.failed') break;
+    const job = (await s.engine.jobs.read(actor, jobId)).job;
     assert.equal([job.state, job.error?.code], ['failed', 'JOB_FAILED']);
   } finally {
     await s.close();

@@ -14,8 +14,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { listen } from '../../transports/http/listener.ts';
 import { createApiHandler } from '../api/handler.ts';
-import { SCOPES } from '../auth/scopes.ts';
-import { startWaitingReview } from './review-kit.ts';
+import { researcherWithWaitingReview } from './review-kit.ts';
 import { addParagraph, createDocument, signInLink, startWebServer, type Running } from './web-kit.ts';
 
 const CHROMIUM = process.env.KW_CHROMIUM ?? '/usr/bin/chromium';
@@ -126,8 +125,7 @@ it('the person signs in, creates a token an agent uses, watches a document chang
     await audit(page, 'document');
 
     // A review waits for the person; accept it in the page, then publish.
-    const researcher = await s.engine.credentials.create({ accountId: 'demo', label: 'Researcher', scopes: SCOPES });
-    const { jobId, reviewRef } = await startWaitingReview(s.engine, researcher.credential.actor, 'browser-job-start-0001');
+    const { actor, jobId, reviewRef } = await researcherWithWaitingReview(s.engine, 'demo', 'browser-job-start-0001');
     await page.goto(`${s.url}/`);
     await audit(page, 'console');
     await page.getByRole('link', { name: `Review ${reviewRef}` }).click();
@@ -139,7 +137,7 @@ it('the person signs in, creates a token an agent uses, watches a document chang
     await page.getByRole('button', { name: 'Promote' }).click();
     await page.getByRole('heading', { name: 'Public pages' }).waitFor();
     await audit(page, 'review-published');
-    const job = await s.engine.jobs.read(researcher.credential.actor, jobId);
+    const job = await s.engine.jobs.read(actor, jobId);
     assert.is(job.job.state, 'succeeded');
 
     // Open the public page.

@@ -6,6 +6,7 @@
  * notification on the proposal.
  * @module
  */
+import { SCOPES } from '../auth/scopes.ts';
 import type { Actor } from '../deps.ts';
 import type { Engine } from '../engine.ts';
 import type { ResearchRunContext, ResearchRunner } from '../jobs/runner.ts';
@@ -90,4 +91,10 @@ export async function startWaitingReview(engine: Engine, actor: Actor, key = 'ki
   }
   const { job: now } = await engine.jobs.read(actor, job.jobId);
   return { jobId: job.jobId, reviewRef: now.artifacts.review!.reviewRef };
+}
+
+/** A new researcher credential of `accountId` (every scope) whose job's review waits for the person. */
+export async function researcherWithWaitingReview(engine: Engine, accountId = 'demo', key?: string): Promise<{ actor: Actor; jobId: string; reviewRef: string }> {
+  const { credential } = await engine.credentials.create({ accountId, label: 'Researcher', scopes: SCOPES });
+  return { actor: credential.actor, ...(await startWaitingReview(engine, credential.actor, key)) };
 }

@@ -104,3 +104,20 @@ export async function addParagraph(s: Running, token: string, documentRef: strin
   return res.headers.get('service-revision')!;
 }
 
+
+/** Read an event stream's body: `until(text)` reads until the text arrived; `text()` is all read so far. */
+export function streamText(res: Response): { until(needle: string): Promise<void>; text(): string } {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  return {
+    async until(needle) {
+      while (!text.includes(needle)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the stream ended before ${needle}: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+    },
+    text: () => text,
+  };
+}
