@@ -190,6 +190,8 @@ test('kw serve without --json prints where it listens, the demo token and a curl
     assert.ok(text.includes(`operator key: ${server.operatorKey}`));
     assert.ok(text.includes(server.demo!.token));
     assert.ok(text.includes(`curl -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`));
+    assert.ok(server.signInUrl?.startsWith(`${server.url}/sign-in/`));
+    assert.ok(text.includes(`sign in to the console (one use, 15 minutes; account demo): ${server.signInUrl}`));
   } finally {
     await server.close();
   }
