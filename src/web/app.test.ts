@@ -209,6 +209,9 @@ test('/documents/{ref}: rendered from rich-json with version, revision and Markd
     assert.match(html, /Loss count: <span id="doc-loss">0<\/span>/);
     assert.match(html, new RegExp(`data-live="/documents/${documentRef}/events\\?after=2"`));
 
+    const head = await fetch(`${s.url}/documents/${documentRef}/events`, { method: 'HEAD', headers: { cookie } });
+    assert.equal([head.status, await head.text()], [200, ''], 'HEAD answers the headers only');
+    assert.is((await fetch(`${s.url}/documents/${documentRef}`, { method: 'HEAD', headers: { cookie } })).status, 200);
     const controller = new AbortController();
     const stream = await fetch(`${s.url}/documents/${documentRef}/events?after=2`, { headers: { cookie }, signal: controller.signal });
     assert.is(stream.status, 200);

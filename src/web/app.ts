@@ -495,7 +495,13 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
           deps.reportError(e, 'browser app');
           return plainPage(500, 'Something went wrong', '<p>The server could not answer this page. The error was logged; try again.</p>');
         });
-        if (request.method === 'HEAD' && response.body !== undefined) delete response.body;
+        if (request.method === 'HEAD') {
+          delete response.body;
+          if (response.stream) {
+            void (response.stream as AsyncGenerator<unknown>).return?.(undefined); // headers only: the stream never starts
+            delete response.stream;
+          }
+        }
         return response;
       };
       mounted.bodyLimit = (method, url) => {
