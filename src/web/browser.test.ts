@@ -107,6 +107,8 @@ it('the person signs in, creates a token an agent uses, watches a document chang
     const token = await page.getByLabel('New token').inputValue();
     assert.match(token, /^svc_agent_v1_scred_[a-f0-9]{24}_/);
     assert.ok(await page.getByLabel('New token').evaluate((el) => (el as HTMLInputElement).readOnly));
+    await page.getByRole('button', { name: 'Copy' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
     await audit(page, 'settings-new-token');
     const auth = await fetch(`${s.url}/api/v1/auth`, { headers: { authorization: `Bearer ${token}` } });
     assert.is(auth.status, 200);
@@ -126,7 +128,11 @@ it('the person signs in, creates a token an agent uses, watches a document chang
 
     // A review waits for the person; accept it in the page, then publish.
     const { actor, jobId, reviewRef } = await researcherWithWaitingReview(s.engine, 'demo', 'browser-job-start-0001');
+    const other = await researcherWithWaitingReview(s.engine, 'demo', 'browser-job-start-0002');
     await page.goto(`${s.url}/`);
+    await page.getByText('Following changes live.').waitFor();
+    await s.engine.operator.decide(other.reviewRef, { decision: 'reject', person: 'demo' });
+    await page.locator(`[data-job="${other.jobId}"] .state`).getByText('failed').waitFor();
     await audit(page, 'console');
     await page.getByRole('link', { name: `Review ${reviewRef}` }).click();
     assert.ok(await page.getByRole('heading', { name: 'Citations' }).isVisible());
