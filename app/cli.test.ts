@@ -160,7 +160,7 @@ test('kw serve through tsx: --json first line, a request log line on stderr with
       new Promise<string>((done) => lines.once('line', done)),
       new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`no line within 10 s: ${stderr}`)), 10_000)),
     ]);
-    assert.match(first, /^\{"url":"http:\/\/127\.0\.0\.1:\d+","operatorKey":"[A-Za-z0-9_-]+","demo":\{"token":"svc_agent_v1_scred_[a-f0-9]{24}_[A-Za-z0-9_-]+"\}\}$/);
+    assert.match(first, /^\{"url":"http:\/\/127\.0\.0\.1:\d+","operatorKey":"[A-Za-z0-9_-]+","demo":\{"token":"svc_agent_v1_scred_[a-f0-9]{24}_[A-Za-z0-9_-]+"\},"signInUrl":"http:\/\/127\.0\.0\.1:\d+\/sign-in\/[A-Za-z0-9_-]{43}"\}$/);
     const { url, demo } = JSON.parse(first) as { url: string; demo: { token: string } };
     const res = await fetch(`${url}/api/v1/documents?limit=5&token=${demo.token}`, { headers: { authorization: `Bearer ${demo.token}` } });
     assert.is(res.status, 200);
@@ -190,6 +190,8 @@ test('kw serve without --json prints where it listens, the demo token and a curl
     assert.ok(text.includes(`operator key: ${server.operatorKey}`));
     assert.ok(text.includes(server.demo!.token));
     assert.ok(text.includes(`curl -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`));
+    assert.ok(server.signInUrl?.startsWith(`${server.url}/sign-in/`));
+    assert.ok(text.includes(`sign in to the console (one use, 15 minutes; account demo): ${server.signInUrl}`));
   } finally {
     await server.close();
   }

@@ -76,6 +76,7 @@ function printBanner(server: DevServer, pagesOpen: boolean, io: CliIO): void {
     io.out('kw: then try it:');
     io.out(`    curl -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`);
   }
+  if (server.signInUrl) io.out(`kw: sign in to the console (one use, 15 minutes; account ${server.localAccount}): ${server.signInUrl}`);
   if (pagesOpen) io.out('kw: WARNING --dev-open-document-pages: /documents/{documentRef} pages show private documents to anyone who can reach this server');
   io.out(`kw: OpenAPI document: ${server.url}/openapi.json`);
   io.out('kw: press Ctrl-C to stop');
@@ -89,7 +90,7 @@ export async function startServe(args: string[], io: CliIO): Promise<DevServer> 
   const { json, ...options } = serveOptionsFrom(args, io);
   const server = await serve(options);
   if (json) {
-    io.out(JSON.stringify({ url: server.url, operatorKey: server.operatorKey, demo: server.demo ? { token: server.demo.token } : null }));
+    io.out(JSON.stringify({ url: server.url, operatorKey: server.operatorKey, demo: server.demo ? { token: server.demo.token } : null, signInUrl: server.signInUrl }));
   } else {
     printBanner(server, options.documentPages === 'open', io);
   }

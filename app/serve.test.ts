@@ -62,4 +62,26 @@ test('a torn journal tail discarded on open is told to the person running the se
   }
 });
 
+test('the browser app is mounted: the printed sign-in link signs into the local person (demo when seeded, else owner), whose console lists the demo data', async () => {
+  for (const [seed, account] of [['demo', 'demo'], ['none', 'owner']] as const) {
+    const server = await serve({ port: 0, storage: 'memory', seed });
+    try {
+      assert.is(server.localAccount, account);
+      const signedIn = await fetch(server.signInUrl!, { redirect: 'manual' });
+      assert.is(signedIn.status, 303);
+      const cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
+      const home = await fetch(`${server.url}/`, { headers: { cookie } });
+      assert.is(home.status, 200);
+      const html = await home.text();
+      assert.ok(html.includes(`Signed in as ${account}`));
+      if (server.demo) assert.ok(html.includes(`href="/documents/${server.demo.documentRef}"`), 'the demo document is listed');
+      const link = await fetch(`${server.url}/operator/v1/sign-in-links`, { method: 'POST', headers: { authorization: `Bearer ${server.operatorKey}` } });
+      assert.is(link.status, 201, 'no body: the local person');
+      assert.is((await fetch(`${server.url}/documents/sdoc_${'0'.repeat(48)}`)).status, 401);
+    } finally {
+      await server.close();
+    }
+  }
+});
+
 test.run();

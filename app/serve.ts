@@ -11,6 +11,7 @@ import { resolve } from 'node:path';
 import { lowdbStorage, type RecoveryReport } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { createApiHandler } from '../src/api/handler.ts';
+import { createBrowserApp, type BrowserApp } from '../src/web/app.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
 import { contentExtractor, nodeFetcher } from '../adapters/capture/index.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
@@ -55,6 +56,8 @@ export interface ServeOptions {
   requestLog?: { write: (line: string) => void; format: RequestLogFormat };
   /** Notices for the person running the server (a torn journal tail discarded on open); default none. */
   notice?: (line: string) => void;
+  /** Install the person's browser app (sign-in, console, agent access, reviews); default true. */
+  browserApp?: boolean;
 }
 
 /** A running dev server. */
@@ -73,6 +76,12 @@ export interface DevServer {
   /** Absolute data folder (lowdb only). */
   readonly dataDir: string | null;
   readonly engine: Engine;
+  /** The browser app, when installed (see docs/browser-app.md). */
+  readonly browserApp: BrowserApp | null;
+  /** A one-time sign-in link for the local person, made at start (null without the browser app). */
+  readonly signInUrl: string | null;
+  /** The local person's account: `demo` when seeded with the demo fixtures, else `owner`. */
+  readonly localAccount: string;
   /** Stop accepting, let in-flight requests finish, then close the engine (flushes storage, releases the lock). */
   close(): Promise<void>;
 }
@@ -150,6 +159,9 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   let mcp: ReturnType<typeof mountMcp> | null = null;
   let demo: DemoSeed | null = null;
   let demoSeededNow = false;
+  let browserApp: BrowserApp | null = null;
+  let signInUrl: string | null = null;
+  const localAccount = options.seed === 'demo' ? 'demo' : 'owner';
   try {
     if (dataDir) {
       await prepareDataDir(dataDir);
@@ -175,8 +187,13 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       ...(options.budgetWindowMs === undefined ? {} : { budgetWindowMs: options.budgetWindowMs }),
     });
     if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = await demoFor(engine, dataDir));
-    const api = createApiHandler({ engine, operatorKey, documentPages: options.documentPages ?? 'sign-in-required' });
-    active = options.requestLog ? withRequestLog(api, options.requestLog.write, options.requestLog.format) : api;
+    const documentPages = options.documentPages ?? 'sign-in-required';
+    const app = options.browserApp === false ? null : createBrowserApp(engine, { operatorKey, localAccount, openDocumentPages: documentPages === 'open' });
+    const api = createApiHandler({ engine, operatorKey, documentPages, ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
+    const pages = app ? app.mount(api) : api;
+    if (app) signInUrl = (await app.createSignInLink()).url;
+    browserApp = app;
+    active = options.requestLog ? withRequestLog(pages, options.requestLog.write, options.requestLog.format) : pages;
     // The MCP server (streamable HTTP) at /mcp: every tool call goes through the same handler.
     mcp = mountMcp(listener.server, { handler: active });
   } catch (error) {
@@ -199,6 +216,9 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     storageKind,
     dataDir,
     engine: ready,
+    browserApp,
+    signInUrl,
+    localAccount,
     close() {
       closing ??= (async () => {
         try {

@@ -14,7 +14,8 @@ export const KW = import.meta.url.endsWith('.ts') ? 'npm run kw --' : 'npx kw';
 /** `kw serve --help`. */
 export const SERVE_HELP = `Usage: ${KW} serve [options]
 
-Run the API server for local development (the dev server).
+Run the API server for local development (the dev server), with the browser app: it prints a
+one-time sign-in link (15 minutes) for the console, agent tokens and reviews (docs/browser-app.md).
 
 Options:
   --host HOST                 interface to bind (default 127.0.0.1)
@@ -28,8 +29,9 @@ Options:
   --budget-window DURATION    request-budget window, e.g. 500ms, 30s, 10m, 24h, 7d (default 24h)
   --dev-open-document-pages   serve /documents/{documentRef} pages WITHOUT sign-in: anyone who can
                               reach the server reads every private document shown there (default:
-                              those pages answer 401 and point to the API)
-  --json                      print one JSON line {"url","operatorKey","demo"} first on stdout
+                              signed out, those pages answer 401 and say how to sign in)
+  --json                      print one JSON line {"url","operatorKey","demo","signInUrl"} first
+                              on stdout
   --log text|json             request log format on stderr, one line per request (default text)
   --quiet                     no request log
   -h, --help                  show this text

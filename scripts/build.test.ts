@@ -34,8 +34,10 @@ test('dist/kw.mjs runs alone: serve --json, answer GET /api/v1/auth with the dem
       exited.then(({ code }) => Promise.reject(new Error(`kw exited early with ${code}: ${stderr}`))),
       new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`no JSON line within 8 s: ${stderr}`)), 8000)),
     ]);
-    const banner = JSON.parse(first) as { url: string; operatorKey: string; demo: { token: string } | null };
-    assert.equal(Object.keys(banner), ['url', 'operatorKey', 'demo']);
+    const banner = JSON.parse(first) as { url: string; operatorKey: string; demo: { token: string } | null; signInUrl: string };
+    assert.equal(Object.keys(banner), ['url', 'operatorKey', 'demo', 'signInUrl']);
+    const signIn = await fetch(banner.signInUrl, { redirect: 'manual' });
+    assert.is(signIn.status, 303, 'the bundled browser app signs in');
     assert.match(banner.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.ok(banner.demo?.token.startsWith('svc_agent_v1_scred_'));
 

@@ -80,3 +80,5 @@ export type { ProposalRequest, ProposalSubmissionResult } from './knowledge/prop
 export type { LibraryService, LibraryOptions, LibraryResult, LibraryCommand, LibraryItem, ReaderPage, Fetcher, Extractor } from './library/index.ts';
 export { checkAddress, type AddressVerdict } from './library/index.ts';
 export type { ErrorReporter } from './deps.ts';
+export { createBrowserApp, SESSION_COOKIE, type BrowserApp, type BrowserAppOptions } from './web/app.ts';
+export { RequestInspector, type InspectedRequest, type InspectorLimits, type AnsweredRequest } from './web/inspector.ts';

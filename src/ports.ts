@@ -131,6 +131,14 @@ export function streamTopic(stream: string): ChangeTopic {
 }
 
 /**
+ * The topic of one document: a batch that creates, appends to or compacts it (a page that follows a
+ * document live re-reads its head on each call).
+ */
+export function documentTopic(documentRef: string): ChangeTopic {
+  return `document\u0000${documentRef}`;
+}
+
+/**
  * The values {@link freezeRecordValue} froze last. An adapter asks right when the value is
  * committed (the engine freezes a record and commits it in one synchronous step), so a short memory
  * is enough; a value it no longer recognises is copied like any other, which is always correct. A
@@ -260,7 +268,7 @@ export interface Storage {
   commit(ops: BatchOp[]): Promise<void>;
   /**
    * Call `listener` after every committed batch that touches `topic` (a record put or delete, a stream
-   * append), in this process and — for adapters shared by several processes — in the others.
+   * append, a document create, append or compaction), in this process and — for adapters shared by several processes — in the others.
    * @returns a function that removes the listener (calling it again does nothing). Listeners must
    * not throw; one that does is ignored.
    * @remarks A listener is called at most once per batch and topic, never for a rejected batch, and

@@ -5,9 +5,9 @@
  * @module
  */
 import * as assert from 'uvu/assert';
-import { recordTopic, streamTopic } from '../../src/ports.ts';
+import { documentTopic, recordTopic, streamTopic } from '../../src/ports.ts';
 import type { RegisterTest } from './harness.ts';
-import { append, create, del, eventually, put, putIndexed, rejectsWithConflict, streamAppend } from './fixtures.ts';
+import { append, compact, create, del, eventually, put, putIndexed, rejectsWithConflict, streamAppend } from './fixtures.ts';
 
 /** Lets pending notifications of an asynchronous adapter arrive before asserting that none did. */
 const quiet = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -45,6 +45,24 @@ export function notificationTests(it: RegisterTest): void {
     await quiet();
     assert.is(calls, 5);
     assert.equal(heads, [2, 3, 4, 5, 6]);
+  });
+
+  it('a document listener is called for its creation, each append and a compaction, never for another document', async ({ storage }) => {
+    const versions: Promise<number | undefined>[] = [];
+    storage.subscribe(documentTopic('d1'), () => {
+      versions.push(storage.getDocumentHead('d1').then((h) => h?.version));
+    });
+    await storage.commit([create('d1')]);
+    await eventually(() => versions.length === 1, 'a call for the creation');
+    await storage.commit([append('d1', 2), put('c', 'd1', 1)]);
+    await eventually(() => versions.length === 2, 'a call for the append');
+    await storage.commit([create('d2'), append('d2', 2), streamAppend('d1', 1, 'x')]);
+    await storage.commit([compact('d1', 2)]);
+    await eventually(() => versions.length === 3, 'a call for the compaction');
+    await rejectsWithConflict(storage.commit([append('d1', 9)]), 0);
+    await quiet();
+    assert.is(versions.length, 3, 'other documents, records, streams and rejected batches do not call it');
+    assert.equal(await Promise.all(versions), [1, 2, 2], 'each call could read its batch');
   });
 
   it('a rejected batch notifies nobody', async ({ storage }) => {

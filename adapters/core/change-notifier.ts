@@ -2,7 +2,7 @@
  * Payload-free change notification for {@link Storage.subscribe}, in one process.
  * @module
  */
-import { recordTopic, streamTopic, type ChangeTopic } from '../../src/ports.ts';
+import { documentTopic, recordTopic, streamTopic, type ChangeTopic } from '../../src/ports.ts';
 import type { PreparedOp } from './prepared-op.ts';
 
 /**
@@ -46,6 +46,8 @@ export class ChangeNotifier {
     for (const op of ops) {
       if (op.kind === 'record.put' || op.kind === 'record.delete') touched.add(recordTopic(op.collection, op.key));
       else if (op.kind === 'stream.append') touched.add(streamTopic(op.stream));
+      else if (op.kind === 'document.create' || op.kind === 'document.append') touched.add(documentTopic(op.head.documentRef));
+      else if (op.kind === 'document.compact') touched.add(documentTopic(op.documentRef));
     }
     for (const topic of touched) {
       const set = this.topics.get(topic);

@@ -1,14 +1,17 @@
 /**
  * Credentials: creation (by the operator), bearer-token authentication, request budgets and the
  * Principal view.
- * @remarks Credentials are immutable once created, so a verified credential is cached in memory and
- * authentication does not touch storage again for it. Only a SHA-256 of each token is stored.
+ * @remarks A credential changes once at most: when it is revoked. A verified credential is cached in
+ * memory and authentication does not touch storage again for it; the cache follows the stored record
+ * through the storage's change notification (`subscribe`), so a revocation made by any process sharing
+ * the storage reaches every process's cache. Only a SHA-256 of each token is stored.
  * @module
  */
 import { isoTimestamp } from '../clock.ts';
 import type { Actor, EngineDeps } from '../deps.ts';
 import { invalid, notFound, ServiceError, type FieldError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
+import { isStorageConflict, recordTopic } from '../ports.ts';
 import { createBudgetLedger, type BudgetStatus } from './budgets.ts';
 import type { Principal } from './principal-schema.ts';
 import { isScope, type Scope } from './scopes.ts';
@@ -50,6 +53,8 @@ export interface CredentialRecord {
   expiresAt: number;
   /** Lowercase hex SHA-256 of the whole token. */
   tokenSha256: string;
+  /** When the person revoked it (epoch ms); absent or null while it is live. */
+  revokedAt?: number | null;
 }
 
 /** A verified credential, as the API layer holds it for one request. */
@@ -89,6 +94,14 @@ export interface CredentialService {
   authenticate(token: string): Promise<Credential>;
   /** A credential by ref (no secret check), or null. */
   get(credentialRef: string): Promise<Credential | null>;
+  /** The credentials of an account (revoked and expired ones included), newest first. */
+  listOfAccount(accountId: string): Promise<Credential[]>;
+  /**
+   * Revoke a credential of `accountId`: its token answers AUTH_REQUIRED from then on, in every process
+   * sharing the storage. Revoking a revoked credential changes nothing. NOT_FOUND for a credential of
+   * another account or none.
+   */
+  revoke(accountId: string, credentialRef: string): Promise<Credential>;
   /** Count one request against the budget; RATE_LIMITED (with retryAfterMs) when it is spent. Synchronous. */
   charge(credential: Credential): BudgetStatus;
   /** The budget standing without charging. */
@@ -153,6 +166,13 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
   const { storage, clock, refs, sha256 } = deps;
   const cache = new Map<string, Credential>();
   const loading = new Map<string, Promise<Credential | null>>();
+  const watched = new Set<string>();
+  /** Drop the cached credential whenever its stored record changes (a revocation, in any process). */
+  function watch(credentialRef: string): void {
+    if (watched.has(credentialRef)) return;
+    storage.subscribe(recordTopic(CREDENTIAL_COLLECTION, credentialRef), () => cache.delete(credentialRef));
+    watched.add(credentialRef);
+  }
   const ledger = createBudgetLedger(storage, clock, options.budgetWindowMs, undefined, deps.reportError);
 
   async function load(credentialRef: string): Promise<Credential | null> {
@@ -162,6 +182,7 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
     if (!pending) {
       pending = (async () => {
         try {
+          watch(credentialRef); // before the read, so a change racing the read still drops the entry
           const stored = await storage.getRecord<CredentialRecord>(CREDENTIAL_COLLECTION, credentialRef);
           if (!stored) return null;
           const credential = hydrate(stored.value);
@@ -213,6 +234,7 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
       };
       await storage.commit([{ kind: 'record.put', collection: CREDENTIAL_COLLECTION, key: credentialRef, value: record, expectedRevision: null }]);
       const credential = hydrate(record);
+      watch(credentialRef);
       cache.set(credentialRef, credential);
       await ledger.load(credential);
       return { token, credential };
@@ -225,11 +247,37 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
       if (!credential || !constantTimeEqual(sha256(token), credential.tokenSha256)) {
         throw authRequired('The bearer token is not valid.');
       }
+      if (credential.revokedAt) throw authRequired('The bearer token was revoked; create a new one.');
       if (clock.now() >= credential.expiresAt) throw authRequired('The bearer token has expired; create a new one.');
       return credential;
     },
 
     get: load,
+
+    async listOfAccount(accountId) {
+      const records = await storage.listRecords<CredentialRecord>(CREDENTIAL_COLLECTION);
+      return records
+        .filter((r) => r.value.accountId === accountId)
+        .map((r) => hydrate(r.value))
+        .sort((a, b) => b.createdAt - a.createdAt || (a.credentialRef < b.credentialRef ? 1 : -1));
+    },
+
+    async revoke(accountId, credentialRef) {
+      for (;;) {
+        const stored = Patterns.credentialRef.test(credentialRef) ? await storage.getRecord<CredentialRecord>(CREDENTIAL_COLLECTION, credentialRef) : null;
+        if (!stored || stored.value.accountId !== accountId) throw notFound('Credential');
+        if (stored.value.revokedAt) return hydrate(stored.value);
+        const record: CredentialRecord = { ...stored.value, revokedAt: clock.now() };
+        try {
+          await storage.commit([{ kind: 'record.put', collection: CREDENTIAL_COLLECTION, key: credentialRef, value: record, expectedRevision: stored.revision }]);
+        } catch (e) {
+          if (isStorageConflict(e)) continue;
+          throw e;
+        }
+        cache.delete(credentialRef);
+        return hydrate(record);
+      }
+    },
 
     charge: (credential) => ledger.charge(credential),
     budget: (credential) => ledger.status(credential),

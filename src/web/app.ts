@@ -1,0 +1,515 @@
+/**
+ * `createBrowserApp`: the person's side of the server — sign-in by one-time link, the console, agent
+ * tokens, document pages that follow changes live, reviews and publication, and the request
+ * inspector — as a handler mounted in front of the API handler.
+ * @remarks Installable: an embedding program that does not mount it keeps the API handler's answers
+ * (401 notes on `/documents/…` and `/reviews/…`). Mounted, it answers its own paths and passes every
+ * other request (the API, the operator API, public pages) to the API handler unchanged.
+ * - Sessions and sign-in links live in the storage (`sessions.ts`), so several processes share them.
+ * - Every form carries the session's CSRF token in a hidden field `csrf`; a post without the right
+ *   one is 403 and changes nothing. Cookies are HttpOnly and SameSite=Strict (Secure over https).
+ * - Pages carry a strict Content-Security-Policy (`frame-ancestors 'none'`), `X-Frame-Options: DENY`
+ *   and `Cache-Control: no-store`.
+ * @module
+ */
+import { ACCOUNT_ID_PATTERN } from '../auth/credentials.ts';
+import { constantTimeEqual } from '../auth/tokens.ts';
+import { isoTimestamp } from '../clock.ts';
+import type { Engine } from '../engine.ts';
+import { isServiceError, type FieldError } from '../errors.ts';
+import { JOBS_COLLECTION, type StoredJob } from '../jobs/store.ts';
+import { isTerminal } from '../jobs/states.ts';
+import { publicationStep } from './publication.ts';
+import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../ports.ts';
+import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
+import { APP_CSS, APP_JS } from './assets.ts';
+import { escapeHtml, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
+import { RequestInspector, type InspectorLimits, type AnsweredRequest } from './inspector.ts';
+import {
+  accountJobs,
+  documentBody,
+  documentView,
+  homeBody,
+  proposalOf,
+  requestsBody,
+  reviewBody,
+  settingsBody,
+  type TokenForm,
+} from './pages.ts';
+import { createSessionStore, type Session } from './sessions.ts';
+
+/** The session cookie's name. */
+export const SESSION_COOKIE = 'kw_session';
+
+/** Options of {@link createBrowserApp}. */
+export interface BrowserAppOptions {
+  /** Key of the operator API; `POST /operator/v1/sign-in-links` answers 401 without it. */
+  operatorKey?: string | undefined;
+  /** The local person's account: sign-in links default to it. Default `owner`. */
+  localAccount?: string | undefined;
+  /** Mark the cookie Secure; default: when the engine's baseUrl is https. */
+  secureCookies?: boolean | undefined;
+  /**
+   * Let a signed-out `/documents/{ref}` pass to the API handler (its `documentPages: 'open'` view of a
+   * local development server). Default false: signed out, the page is 401.
+   */
+  openDocumentPages?: boolean | undefined;
+  /** Bounds of the request inspector's memory. */
+  inspector?: InspectorLimits | undefined;
+  /** Keep-alive interval of the pages' event streams in ms; default 15 000. */
+  keepAliveMs?: number | undefined;
+}
+
+/** The installed browser app. */
+export interface BrowserApp {
+  /** A handler answering the browser app's paths and passing everything else to `api`. */
+  mount(api: Handler): Handler;
+  /** A one-time sign-in link (15 minutes) for `account` (default: the local person). */
+  createSignInLink(account?: string): Promise<{ url: string; expiresAt: string }>;
+  /** Feed the request inspector: pass as the API handler's `onResponse`. */
+  recordRequest(event: AnsweredRequest): void;
+  /** The request inspector's memory. */
+  readonly inspector: RequestInspector;
+}
+
+const BROWSER_BODY_LIMIT = 64 * 1024;
+const decoder = new TextDecoder();
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9_-]{16,128}$/;
+const BEARER = /^Bearer +(\S+) *$/i;
+
+/** The API's `meta` (request ids match safe patterns: no escaping needed). */
+function metaJson(requestId: string, clientRequestId: string | undefined): string {
+  return `{"apiVersion":"1","requestId":"${requestId}"${clientRequestId === undefined ? '' : `,"clientRequestId":"${clientRequestId}"`}}`;
+}
+
+type Route =
+  | { name: 'asset'; file: 'css' | 'js' }
+  | { name: 'sign-in'; secret: string }
+  | { name: 'sign-in-help' }
+  | { name: 'sign-out' }
+  | { name: 'sign-in-links' }
+  | { name: 'home' }
+  | { name: 'settings' }
+  | { name: 'create-token' }
+  | { name: 'revoke-token'; credentialRef: string }
+  | { name: 'document'; documentRef: string }
+  | { name: 'document-events'; documentRef: string }
+  | { name: 'review'; reviewRef: string }
+  | { name: 'review-decision'; reviewRef: string }
+  | { name: 'review-publication'; reviewRef: string }
+  | { name: 'requests' }
+  | { name: 'job-events' };
+
+const POST_ROUTES = new Set(['sign-out', 'sign-in-links', 'create-token', 'revoke-token', 'review-decision', 'review-publication']);
+
+function route(path: string): Route | null {
+  if (path === '/') return { name: 'home' };
+  if (path === '/assets/app.css') return { name: 'asset', file: 'css' };
+  if (path === '/assets/app.js') return { name: 'asset', file: 'js' };
+  if (path === '/sign-out') return { name: 'sign-out' };
+  if (path === '/sign-in') return { name: 'sign-in-help' };
+  if (path === '/operator/v1/sign-in-links') return { name: 'sign-in-links' };
+  if (path === '/settings/api') return { name: 'settings' };
+  if (path === '/settings/api/tokens') return { name: 'create-token' };
+  if (path === '/requests') return { name: 'requests' };
+  if (path === '/events/jobs') return { name: 'job-events' };
+  const parts = path.split('/');
+  if (parts[1] === 'sign-in' && parts.length === 3) return { name: 'sign-in', secret: parts[2]! };
+  if (parts[1] === 'settings' && parts[2] === 'api' && parts[3] === 'tokens' && parts[5] === 'revoke' && parts.length === 6) return { name: 'revoke-token', credentialRef: parts[4]! };
+  if (parts[1] === 'documents' && parts.length === 3 && parts[2]) return { name: 'document', documentRef: parts[2] };
+  if (parts[1] === 'documents' && parts.length === 4 && parts[3] === 'events') return { name: 'document-events', documentRef: parts[2]! };
+  if (parts[1] === 'reviews' && parts.length === 3 && parts[2]) return { name: 'review', reviewRef: parts[2] };
+  if (parts[1] === 'reviews' && parts.length === 4 && parts[3] === 'decision') return { name: 'review-decision', reviewRef: parts[2]! };
+  if (parts[1] === 'reviews' && parts.length === 4 && parts[3] === 'publication') return { name: 'review-publication', reviewRef: parts[2]! };
+  return null;
+}
+
+function cookieValue(header: string | undefined, name: string): string | null {
+  if (!header) return null;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return null;
+}
+
+function formOf(request: PlainRequest): URLSearchParams {
+  const type = request.headers['content-type'] ?? '';
+  if (!/^application\/x-www-form-urlencoded\b/i.test(type) || request.body === null) return new URLSearchParams();
+  return new URLSearchParams(decoder.decode(request.body));
+}
+
+const FIELD_LABELS: Record<string, string> = { label: 'Label', documentRef: 'Document', requestBudget: 'Request budget', expiresInDays: 'Expires in days', scopes: 'Scopes', account: 'Account' };
+
+function fieldMessages(fieldErrors: readonly FieldError[] | undefined, fallback: string): string[] {
+  if (!fieldErrors?.length) return [fallback];
+  return fieldErrors.map((fe) => `${FIELD_LABELS[fe.field.split('.')[0]!] ?? fe.field}: ${fe.message}`);
+}
+
+/**
+ * Build the browser app over an engine.
+ * @example
+ * const app = createBrowserApp(engine, { operatorKey, localAccount: 'demo' });
+ * const handler = app.mount(createApiHandler({ engine, operatorKey, onResponse: (e) => app.recordRequest(e) }));
+ */
+export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}): BrowserApp {
+  const { deps } = engine;
+  const sessions = createSessionStore(deps);
+  const inspector = new RequestInspector(options.inspector);
+  const localAccount = options.localAccount ?? 'owner';
+  const secure = options.secureCookies ?? deps.baseUrl.startsWith('https:');
+  const keepAliveMs = options.keepAliveMs ?? 15_000;
+  const publishing = new Map<string, Promise<unknown>>();
+
+  const cookieAttributes = `Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
+
+  async function createSignInLink(account?: string) {
+    const link = await sessions.createLink(account ?? localAccount);
+    return { url: `${deps.baseUrl}/sign-in/${link.secret}`, expiresAt: isoTimestamp(link.expiresAt) };
+  }
+
+  /** 401 for a signed-out person: a link to how to sign in and, for a document, how an agent reads it. */
+  function signedOut(documentRef: string | null): PlainResponse {
+    const api = documentRef ? `curl -H "Authorization: Bearer $TOKEN" ${deps.baseUrl}/api/v1/documents/${documentRef.slice(0, 64)}?format=markdown` : null;
+    const body = `<p>This page is for the signed-in person. <a href="/sign-in">How to sign in</a></p>${render('@sign-in', { origin: deps.baseUrl, api })}`;
+    return plainPage(401, 'Sign in to see this page', body);
+  }
+
+  function notFoundPage(viewer: PageViewer | null, what: string): PlainResponse {
+    const body = `<p>${escapeHtml(what)} does not exist here, or is not yours.</p><p><a href="/">Back to the console</a></p>`;
+    return viewer ? page(404, 'Not found', body, viewer) : plainPage(404, 'Not found', body);
+  }
+
+  function errorPage(viewer: PageViewer, status: number, title: string, message: string, back: string): PlainResponse {
+    return page(status, title, `<p role="alert">${escapeHtml(message)}</p><p><a href="${escapeHtml(back)}">Back</a></p>`, viewer);
+  }
+
+  /** Serialise publication steps of one review in this process (the storage guards across processes). */
+  function oneAtATime<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const previous = publishing.get(key) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(run);
+    publishing.set(key, next);
+    void next.finally(() => {
+      if (publishing.get(key) === next) publishing.delete(key);
+    }).catch(() => undefined);
+    return next;
+  }
+
+  // ---- the operator's sign-in links (JSON, the API's envelope) ----
+
+  function jsonAnswer(status: number, requestId: string, clientRequestId: string | undefined, body: string): PlainResponse {
+    return {
+      status,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' },
+      body,
+    };
+  }
+
+  async function signInLinks(request: PlainRequest): Promise<PlainResponse> {
+    const requestId = deps.refs.requestId();
+    const rawClientId = request.headers['x-request-id'];
+    const clientRequestId = rawClientId !== undefined && CLIENT_REQUEST_ID.test(rawClientId) ? rawClientId : undefined;
+    const fail = (status: number, code: string, message: string, extra: Record<string, unknown> = {}) =>
+      jsonAnswer(status, requestId, clientRequestId, `{"error":${JSON.stringify({ code, message, retryable: false, ...extra })},"meta":${metaJson(requestId, clientRequestId)}}`);
+    const authorization = request.headers.authorization;
+    const m = authorization === undefined ? null : BEARER.exec(authorization);
+    if (request.headers.cookie !== undefined && m !== null) return fail(401, 'AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.');
+    if (rawClientId !== undefined && clientRequestId === undefined) {
+      return fail(400, 'INVALID_REQUEST', 'X-Request-Id must be 16-128 letters, digits, underscores or hyphens.', { fieldErrors: [{ field: 'X_Request_Id', message: 'must be 16-128 letters, digits, underscores or hyphens' }] });
+    }
+    if (!options.operatorKey) return fail(401, 'AUTH_REQUIRED', 'The operator API is disabled: this server has no operator key.', { requiredAction: 'authenticate' });
+    if (m === null || !constantTimeEqual(m[1]!, options.operatorKey)) return fail(401, 'AUTH_REQUIRED', 'The operator API needs Authorization: Bearer <operator key>.', { requiredAction: 'authenticate' });
+    let account = localAccount;
+    if (request.bodyTooLarge || (request.body !== null && request.body.byteLength > BROWSER_BODY_LIMIT)) {
+      return fail(400, 'INVALID_REQUEST', 'The request body is too large.', { fieldErrors: [{ field: '$', message: `must be at most ${BROWSER_BODY_LIMIT} bytes` }] });
+    }
+    if (request.body !== null && request.body.byteLength > 0) {
+      if (!/^application\/(?:[a-z0-9.+-]+\+)?json\b/i.test(request.headers['content-type'] ?? '')) {
+        return fail(400, 'INVALID_REQUEST', 'The request body must be sent as Content-Type: application/json.', { fieldErrors: [{ field: 'Content_Type', message: 'must be application/json' }] });
+      }
+      let body: unknown;
+      try {
+        body = JSON.parse(decoder.decode(request.body));
+      } catch {
+        return fail(400, 'INVALID_REQUEST', 'The request body is not valid JSON.', { fieldErrors: [{ field: '$', message: 'is not valid JSON' }] });
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(400, 'INVALID_REQUEST', 'The body must be a JSON object.', { fieldErrors: [{ field: '$', message: 'must be an object' }] });
+      const fields = Object.keys(body);
+      const unknown = fields.find((f) => f !== 'account');
+      if (unknown !== undefined) return fail(400, 'INVALID_REQUEST', `Unknown field ${unknown.slice(0, 64)}.`, { fieldErrors: [{ field: unknown.slice(0, 64), message: 'is not a field of this request' }] });
+      const given = (body as { account?: unknown }).account;
+      if (given !== undefined) {
+        if (typeof given !== 'string' || !ACCOUNT_ID_PATTERN.test(given)) {
+          return fail(400, 'INVALID_REQUEST', 'account must be an account id.', { fieldErrors: [{ field: 'account', message: 'must be 1-64 letters, digits, dots, underscores or hyphens, starting with a letter or digit' }] });
+        }
+        account = given;
+      }
+    }
+    const link = await createSignInLink(account);
+    return jsonAnswer(201, requestId, clientRequestId, `{"data":${JSON.stringify(link)},"meta":${metaJson(requestId, clientRequestId)}}`);
+  }
+
+  // ---- event streams ----
+
+  /**
+   * Frames for the topics' changes until the client goes away: `frameOf(topic)` is asked once per
+   * notified topic (several notifications between two frames coalesce); keep-alive comments while idle.
+   */
+  async function* follow(signal: AbortSignal, topics: readonly ChangeTopic[], frameOf: (topic: ChangeTopic) => Promise<string | null>, initial: readonly ChangeTopic[]): AsyncGenerator<string> {
+    const dirty = new Set<ChangeTopic>(initial);
+    let wake: (() => void) | null = null;
+    const offs = topics.map((t) =>
+      deps.storage.subscribe(t, () => {
+        dirty.add(t);
+        wake?.();
+      }),
+    );
+    const onAbort = () => wake?.();
+    signal.addEventListener('abort', onAbort);
+    try {
+      yield 'retry: 3000\n\n';
+      while (!signal.aborted) {
+        if (dirty.size === 0) {
+          let timer: ReturnType<typeof setTimeout> | undefined;
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            timer = setTimeout(resolve, keepAliveMs);
+          });
+          wake = null;
+          clearTimeout(timer);
+          if (signal.aborted) break;
+          if (dirty.size === 0) {
+            yield ': keep-alive\n\n';
+            continue;
+          }
+        }
+        const batch = [...dirty];
+        dirty.clear();
+        for (const t of batch) {
+          const frame = await frameOf(t);
+          if (frame !== null && !signal.aborted) yield frame;
+        }
+      }
+    } finally {
+      for (const off of offs) off();
+      signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  function eventStream(stream: AsyncIterable<string>): PlainResponse {
+    return {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-accel-buffering': 'no' },
+      stream,
+    };
+  }
+
+  async function documentEvents(request: PlainRequest, session: Session, documentRef: string, query: URLSearchParams): Promise<PlainResponse> {
+    const first = await documentView(engine, session.accountId, documentRef); // 404 before the stream starts
+    const from = Number(request.headers['last-event-id'] ?? query.get('after') ?? first.version);
+    let last = Number.isInteger(from) && from >= 0 ? from : first.version;
+    const topic = documentTopic(documentRef);
+    const frameOf = async (): Promise<string | null> => {
+      const head = await deps.storage.getDocumentHead(documentRef);
+      if (!head || head.version <= last) return null;
+      const view = await documentView(engine, session.accountId, documentRef);
+      if (view.version <= last) return null;
+      last = view.version;
+      return `id: ${view.version}\nevent: version\ndata: ${JSON.stringify(view)}\n\n`;
+    };
+    return eventStream(follow(request.signal ?? new AbortController().signal, [topic], frameOf, last < first.version ? [topic] : []));
+  }
+
+  async function jobEvents(request: PlainRequest, session: Session): Promise<PlainResponse> {
+    const credentials = await engine.credentials.listOfAccount(session.accountId);
+    const jobs = (await accountJobs(engine, session.accountId, credentials)).filter((j) => !isTerminal(j.state));
+    const topicOf = new Map(jobs.map((j) => [recordTopic(JOBS_COLLECTION, j.jobId), j.jobId]));
+    const frameOf = async (topic: ChangeTopic): Promise<string | null> => {
+      const jobId = topicOf.get(topic);
+      const stored = jobId ? await deps.storage.getRecord<StoredJob>(JOBS_COLLECTION, jobId) : null;
+      if (!stored) return null;
+      const j = stored.value.job;
+      return `event: job\ndata: ${JSON.stringify({ jobId: j.jobId, state: j.state, phase: j.phase, percent: j.progress.percent, summary: j.progress.summary })}\n\n`;
+    };
+    return eventStream(follow(request.signal ?? new AbortController().signal, [...topicOf.keys()], frameOf, []));
+  }
+
+  // ---- forms ----
+
+  async function createToken(session: Session, viewer: PageViewer, form: URLSearchParams): Promise<PlainResponse> {
+    const values: TokenForm = {
+      label: (form.get('label') ?? '').trim(),
+      document: (form.get('document') ?? '').trim(),
+      requestBudget: (form.get('requestBudget') ?? '').trim(),
+      expiresInDays: (form.get('expiresInDays') ?? '').trim(),
+      scopes: form.getAll('scope'),
+    };
+    const integer = (text: string, fallback: number) => (text === '' ? fallback : /^\d{1,6}$/.test(text) ? Number(text) : Number.NaN);
+    try {
+      const { token } = await engine.credentials.create({
+        accountId: session.accountId,
+        label: values.label,
+        scopes: values.scopes,
+        documentRef: values.document === '' ? null : values.document,
+        requestBudget: integer(values.requestBudget, 10_000),
+        expiresInDays: integer(values.expiresInDays, 90),
+      });
+      return page(201, 'Agent access', await settingsBody(engine, session.accountId, session.csrf, { newToken: token }), viewer);
+    } catch (e) {
+      if (!isServiceError(e) || (e.code !== 'INVALID_REQUEST' && e.code !== 'NOT_FOUND')) throw e;
+      const errors = e.code === 'NOT_FOUND' ? ['Document: no document of yours has this documentRef'] : fieldMessages(e.fieldErrors, e.message);
+      return page(400, 'Agent access', await settingsBody(engine, session.accountId, session.csrf, { errors, form: values }), viewer);
+    }
+  }
+
+  async function decideReview(session: Session, viewer: PageViewer, reviewRef: string, form: URLSearchParams): Promise<PlainResponse> {
+    const decision = form.get('decision');
+    const back = `/reviews/${reviewRef}`;
+    if (decision !== 'accept' && decision !== 'reject') return errorPage(viewer, 400, 'Not a decision', 'A review is decided with Accept or Reject.', back);
+    await proposalOf(engine, session.accountId, reviewRef);
+    try {
+      await engine.operator.decide(reviewRef, { decision, person: session.accountId, note: null });
+    } catch (e) {
+      if (isServiceError(e) && e.code === 'CONFLICT') return errorPage(viewer, 409, 'Already decided', e.message, back);
+      throw e;
+    }
+    return seeOther(back);
+  }
+
+  async function publish(session: Session, viewer: PageViewer, reviewRef: string, form: URLSearchParams): Promise<PlainResponse> {
+    const step = form.get('step');
+    const back = `/reviews/${reviewRef}`;
+    if (step !== 'confirm-rights' && step !== 'release' && step !== 'promote') return errorPage(viewer, 400, 'Not a publication step', 'The steps are Confirm rights, Release and Promote.', back);
+    const p = await proposalOf(engine, session.accountId, reviewRef);
+    try {
+      await oneAtATime(reviewRef, () => publicationStep(engine, p, step, session.accountId));
+    } catch (e) {
+      if (isServiceError(e) && e.code === 'CONFLICT') return errorPage(viewer, 409, 'Not possible now', e.message, back);
+      if (isStorageConflict(e)) return errorPage(viewer, 409, 'Not possible now', 'Another step was recorded at the same time; reload the review.', back);
+      throw e;
+    }
+    return seeOther(back);
+  }
+
+  // ---- the handler ----
+
+  async function handle(request: PlainRequest, api: Handler, r: Route, path: string, query: URLSearchParams): Promise<PlainResponse> {
+    const method = request.method;
+    const isPost = POST_ROUTES.has(r.name);
+    if (isPost ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') {
+      if (r.name === 'sign-in-links' || r.name === 'document' || r.name === 'review') return api(request);
+      return { status: 405, headers: pageHeaders({ allow: isPost ? 'POST' : 'GET, HEAD' }), body: '<!doctype html><title>Method not allowed</title><p>Method not allowed.</p>' };
+    }
+    if (r.name === 'asset') {
+      return {
+        status: 200,
+        headers: { 'content-type': r.file === 'css' ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' },
+        body: r.file === 'css' ? APP_CSS : APP_JS,
+      };
+    }
+    if (r.name === 'sign-in-links') return signInLinks(request);
+    if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: deps.baseUrl, api: null }));
+    if (r.name === 'sign-in') {
+      const redeemed = await sessions.redeem(r.secret);
+      if (!redeemed) {
+        return plainPage(401, 'This sign-in link does not work', `<p>The link was used already, has expired (links last 15 minutes) or never existed.</p>${render('@sign-in', { origin: deps.baseUrl, api: null })}`);
+      }
+      const maxAge = Math.floor((redeemed.session.expiresAt - redeemed.session.createdAt) / 1000);
+      return seeOther('/', { 'set-cookie': `${SESSION_COOKIE}=${redeemed.cookie}; ${cookieAttributes}; Max-Age=${maxAge}` });
+    }
+
+    const cookie = cookieValue(request.headers.cookie, SESSION_COOKIE);
+    const session = cookie === null ? null : await sessions.lookup(cookie);
+    if (session === null) {
+      if (r.name === 'sign-out') return seeOther('/', { 'set-cookie': `${SESSION_COOKIE}=; ${cookieAttributes}; Max-Age=0` });
+      if (r.name === 'document' && options.openDocumentPages) return api(request);
+      return signedOut(r.name === 'document' || r.name === 'document-events' ? r.documentRef : null);
+    }
+    const viewer: PageViewer = { account: session.accountId, csrf: session.csrf };
+    let form: URLSearchParams | null = null;
+    if (isPost) {
+      if (request.bodyTooLarge || (request.body !== null && request.body.byteLength > BROWSER_BODY_LIMIT)) return errorPage(viewer, 413, 'Too large', 'The form is too large.', '/');
+      form = formOf(request);
+      const csrf = form.get('csrf');
+      if (csrf === null || !constantTimeEqual(csrf, session.csrf)) {
+        return page(403, 'Forbidden', '<p role="alert">This form was not sent from a page of this session (its CSRF token is missing or wrong); nothing was changed. Reload the page and try again.</p>', viewer);
+      }
+    }
+
+    try {
+      switch (r.name) {
+        case 'sign-out':
+          await sessions.end(cookie!);
+          return seeOther('/', { 'set-cookie': `${SESSION_COOKIE}=; ${cookieAttributes}; Max-Age=0` });
+        case 'home': {
+          const { body } = await homeBody(engine, session.accountId, inspector);
+          return page(200, 'Console', body, viewer);
+        }
+        case 'settings':
+          return page(200, 'Agent access', await settingsBody(engine, session.accountId, session.csrf), viewer);
+        case 'create-token':
+          return createToken(session, viewer, form!);
+        case 'revoke-token':
+          await engine.credentials.revoke(session.accountId, r.credentialRef);
+          return seeOther('/settings/api');
+        case 'document': {
+          const view = await documentView(engine, session.accountId, r.documentRef);
+          return page(200, view.title, documentBody(r.documentRef, view), viewer);
+        }
+        case 'document-events':
+          return await documentEvents(request, session, r.documentRef, query);
+        case 'job-events':
+          return await jobEvents(request, session);
+        case 'review': {
+          const p = await proposalOf(engine, session.accountId, r.reviewRef);
+          return page(200, `Review ${p.reviewRef}`, await reviewBody(engine, session.accountId, p, session.csrf), viewer);
+        }
+        case 'review-decision':
+          return await decideReview(session, viewer, r.reviewRef, form!);
+        case 'review-publication':
+          return await publish(session, viewer, r.reviewRef, form!);
+        case 'requests':
+          return page(200, 'Requests', await requestsBody(engine, session.accountId, inspector, { token: query.get('token') ?? undefined, status: query.get('status') ?? undefined }), viewer);
+      }
+    } catch (e) {
+      if (isServiceError(e) && e.code === 'NOT_FOUND') return notFoundPage(viewer, r.name.startsWith('review') ? 'This review' : r.name.startsWith('revoke') ? 'This token' : 'This document');
+      throw e;
+    }
+    return notFoundPage(viewer, path);
+  }
+
+  return {
+    inspector,
+    createSignInLink,
+    recordRequest(event) {
+      inspector.record(event, deps.clock.now());
+    },
+    mount(api) {
+      const mounted: Handler = async (request) => {
+        const url = request.url;
+        const q = url.indexOf('?');
+        const path = q === -1 ? url : url.slice(0, q);
+        const r = route(path);
+        if (r === null) return api(request);
+        const response = await handle(request, api, r, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1))).catch((e: unknown) => {
+          deps.reportError(e, 'browser app');
+          return plainPage(500, 'Something went wrong', '<p>The server could not answer this page. The error was logged; try again.</p>');
+        });
+        if (request.method === 'HEAD') {
+          delete response.body;
+          if (response.stream) {
+            void (response.stream as AsyncGenerator<unknown>).return?.(undefined); // headers only: the stream never starts
+            delete response.stream;
+          }
+        }
+        return response;
+      };
+      mounted.bodyLimit = (method, url) => {
+        const q = url.indexOf('?');
+        const r = route(q === -1 ? url : url.slice(0, q));
+        return r === null ? (api.bodyLimit?.(method, url) ?? 256 * 1024) : BROWSER_BODY_LIMIT;
+      };
+      return mounted;
+    },
+  };
+}

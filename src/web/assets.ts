@@ -1,0 +1,76 @@
+/**
+ * The browser app's only stylesheet and script, served from `/assets/` (public, immutable per
+ * version). No client framework: the script copies a new token to the clipboard and follows the
+ * page's event stream (`data-live`) to update a document or the console's jobs in place.
+ * @module
+ */
+
+/** The stylesheet: readable at phone width, visible focus, sufficient contrast. */
+export const APP_CSS = `*{box-sizing:border-box}
+body{font:16px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1a1a1a;background:#fff}
+a{color:#0b57d0}a:focus-visible,button:focus-visible,input:focus-visible,select:focus-visible{outline:3px solid #0b57d0;outline-offset:2px}
+.top{display:flex;flex-wrap:wrap;gap:.5em 1em;align-items:center;justify-content:space-between;padding:.5em 1em;border-bottom:1px solid #ccc;background:#f6f7f9}
+.top nav a{margin-right:1em}.who{color:#444;font-size:.9em;margin-right:.5em}
+main{max-width:60em;margin:0 auto;padding:1em}
+h1{font-size:1.6em;margin:.3em 0 .6em;overflow-wrap:anywhere}h2{font-size:1.25em;margin-top:1.6em}
+table{border-collapse:collapse;width:100%}th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top;overflow-wrap:break-word}
+main p,main li,main dd{overflow-wrap:anywhere}
+.table{overflow-x:auto}
+code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}code{background:#f2f2f2;padding:0 .2em;overflow-wrap:anywhere}
+pre{background:#f4f4f4;padding:.6em;overflow:auto;white-space:pre-wrap}
+blockquote{border-left:4px solid #999;margin:.5em 0;padding-left:1em;color:#333}
+.children{margin-left:1.5em}.meta{color:#555;font-size:.9em}
+.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
+form.inline{display:inline}
+button{font:inherit;padding:.35em .9em;border:1px solid #0b57d0;background:#0b57d0;color:#fff;border-radius:4px;cursor:pointer}
+button.secondary{background:#fff;color:#0b57d0}button.danger{border-color:#a50e0e;background:#a50e0e}
+fieldset{border:1px solid #ccc;margin:1em 0;padding:.5em 1em}
+.field{margin:.6em 0}.field label{display:block;font-weight:600}
+input[type=text],input[type=number]{font:inherit;padding:.3em;width:100%;max-width:32em;border:1px solid #767676;border-radius:3px}
+.scopes{display:grid;grid-template-columns:repeat(auto-fill,minmax(12em,1fr));gap:.2em 1em}
+.scopes label{font-weight:normal}
+.notice{border:2px solid #137333;background:#e6f4ea;padding:.6em 1em;margin:1em 0}
+.error{border:2px solid #a50e0e;background:#fce8e6;padding:.6em 1em;margin:1em 0}
+.steps li{margin:.4em 0}.done{color:#137333}
+.filters{display:flex;flex-wrap:wrap;gap:.5em 1em;align-items:end}
+@media (max-width:40em){main{padding:.6em}th,td{padding:.25em}}
+`;
+
+/** The script: the copy button and live updates from the page's event stream. */
+export const APP_JS = `(function(){
+"use strict";
+function $(s){return document.querySelector(s)}
+document.addEventListener("click",function(e){
+  var b=e.target.closest&&e.target.closest("button[data-copy]");if(!b)return;
+  var input=document.getElementById(b.getAttribute("data-copy"));if(!input)return;
+  input.select();
+  var done=function(){b.textContent="Copied"};
+  if(navigator.clipboard&&navigator.clipboard.writeText)navigator.clipboard.writeText(input.value).then(done,function(){document.execCommand("copy");done()});
+  else{document.execCommand("copy");done()}
+});
+var live=document.querySelector("[data-live]");if(!live||!window.EventSource)return;
+var source=new EventSource(live.getAttribute("data-live"));
+var status=$("#live-status");
+source.onopen=function(){if(status)status.textContent="Following changes live."};
+source.onerror=function(){if(status)status.textContent="Reconnecting…"};
+source.addEventListener("version",function(e){
+  var d=JSON.parse(e.data);
+  var body=$("#doc-body");if(body)body.innerHTML=d.html;
+  var set=function(id,v){var n=document.getElementById(id);if(n)n.textContent=v};
+  set("doc-version",String(d.version));set("doc-revision",d.revision);set("doc-markdown",d.markdown);set("doc-loss",String(d.lossCount));
+  if(status)status.textContent="Updated to version "+d.version+".";
+});
+source.addEventListener("job",function(e){
+  var d=JSON.parse(e.data);var row=document.querySelector('[data-job="'+d.jobId+'"]');if(!row)return;
+  var set=function(c,v){var n=row.querySelector("."+c);if(n)n.textContent=v};
+  set("state",d.state);set("phase",d.phase);set("progress",d.percent+"% "+d.summary);
+});
+})();
+`;
+
+/** Changes whenever the assets change, so `?v=` busts caches. */
+export const ASSET_VERSION = (() => {
+  let h = 2166136261;
+  for (const c of APP_CSS + APP_JS) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
+  return (h >>> 0).toString(16);
+})();

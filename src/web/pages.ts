@@ -1,0 +1,257 @@
+/**
+ * What each page shows, read from the engine for the signed-in person's account (a trusted
+ * in-process actor of that account: the person sees every document, job, review and token of it).
+ * @module
+ */
+import type { Credential } from '../auth/credentials.ts';
+import { displayPrefix } from '../auth/tokens.ts';
+import { SCOPES } from '../auth/scopes.ts';
+import { isoTimestamp } from '../clock.ts';
+import type { Actor } from '../deps.ts';
+import type { Engine } from '../engine.ts';
+import { notFound } from '../errors.ts';
+import { Patterns } from '../ids.ts';
+import { JOBS_COLLECTION, listPartition, type StoredJob } from '../jobs/store.ts';
+import { isTerminal } from '../jobs/states.ts';
+import type { ResearchJob } from '../jobs/schemas.ts';
+import { Collections, releaseKey, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from '../knowledge/records.ts';
+import { locatorPath } from '../knowledge/service.ts';
+import type { ArtifactRef } from '../knowledge/releases.ts';
+import { render } from './html.ts';
+import type { RequestInspector } from './inspector.ts';
+import { citationsOf, richJsonHtml } from './rich-html.ts';
+import './templates.ts';
+
+/** Storage collection of the browser app's publication records, keyed by reviewRef. */
+export const PUBLICATION_COLLECTION = 'web-publications';
+
+/** What the Release step released for one review (so a second click releases nothing new). */
+export interface PublicationRecord {
+  v: 1;
+  reviewRef: string;
+  releases: ArtifactRef[];
+}
+
+/** The trusted actor of an account. */
+export function accountActor(accountId: string): Actor {
+  return { accountId, credentialRef: null, documentRef: null };
+}
+
+/** The values the token form shows (empty or as the person sent them). */
+export interface TokenForm {
+  label: string;
+  document: string;
+  requestBudget: string;
+  expiresInDays: string;
+  scopes: readonly string[];
+}
+
+/** The form as it first appears. */
+export const EMPTY_TOKEN_FORM: TokenForm = { label: '', document: '', requestBudget: '10000', expiresInDays: '90', scopes: ['document:read'] };
+
+/** The account's jobs, newest first (every credential's and the in-process ones). */
+export async function accountJobs(engine: Engine, accountId: string, credentials: readonly Credential[], limit = 20): Promise<ResearchJob[]> {
+  const owners = [...credentials.map((c) => c.credentialRef), `in-process:${accountId}`];
+  const pages = await Promise.all(owners.map((o) => engine.deps.storage.listPage<StoredJob>(JOBS_COLLECTION, listPartition(accountId, o), limit)));
+  return pages
+    .flatMap((p) => p.records.map((r) => r.value))
+    .sort((a, b) => b.updatedMs - a.updatedMs)
+    .slice(0, limit)
+    .map((s) => s.job);
+}
+
+/** The body of the console (`/`). */
+export async function homeBody(engine: Engine, accountId: string, inspector: RequestInspector): Promise<{ body: string; liveJobs: string[] }> {
+  const actor = accountActor(accountId);
+  const credentials = await engine.credentials.listOfAccount(accountId);
+  const [docs, jobs, proposals, library] = await Promise.all([
+    engine.documents.list(actor, { limit: '20' }),
+    accountJobs(engine, accountId, credentials),
+    engine.deps.storage.listRecords<ProposalRecord>(Collections.proposals),
+    engine.library.execute(actor, { type: 'list', limit: 20 }).catch(() => null),
+  ]);
+  const reviews = proposals
+    .map((r) => r.value)
+    .filter((p) => p.accountId === accountId && (p.state === 'proposed' || p.state === 'in-review'))
+    .sort((a, b) => b.createdAt - a.createdAt)
+    .map((p) => ({ reviewRef: p.reviewRef, state: p.state, summary: `${p.request.entities.length} entities, ${p.request.facts.length} facts` }));
+  const liveJobs = jobs.filter((j) => !isTerminal(j.state)).map((j) => j.jobId);
+  const items = library && library.type === 'list' ? library.items : [];
+  const body = render('@home', {
+    reviews,
+    documents: docs.items.map((d) => ({ documentRef: d.documentRef, title: d.title, version: d.version, updatedAt: d.updatedAt })),
+    jobs: jobs.map((j) => ({ jobId: j.jobId, question: j.spec.question.slice(0, 200), state: j.state, phase: j.phase, percent: j.progress.percent, summary: j.progress.summary, reviewRef: j.artifacts.review?.reviewRef ?? null })),
+    live: liveJobs.length > 0,
+    library: items.map((i) => ({ title: i.title ?? i.url ?? i.fileName ?? i.itemId, kind: i.kind, capture: i.capture?.state ?? null })),
+    requests: inspector.list(new Set(credentials.map((c) => c.credentialRef)), {}, 10),
+  });
+  return { body, liveJobs };
+}
+
+/** The body of `/settings/api`. */
+export async function settingsBody(engine: Engine, accountId: string, csrf: string, extra: { newToken?: string; errors?: string[]; form?: TokenForm } = {}): Promise<string> {
+  const now = engine.deps.clock.now();
+  const credentials = await engine.credentials.listOfAccount(accountId);
+  const form = extra.form ?? EMPTY_TOKEN_FORM;
+  return render('@settings', {
+    csrf,
+    newToken: extra.newToken ?? null,
+    errors: extra.errors ?? [],
+    form,
+    scopes: SCOPES.map((name) => ({ name, checked: form.scopes.includes(name) })),
+    tokens: credentials.map((c) => {
+      const budget = engine.credentials.budget(c);
+      return {
+        credentialRef: c.credentialRef,
+        displayPrefix: displayPrefix(c.credentialRef),
+        label: c.label,
+        documentRef: c.documentRef,
+        remaining: budget.remaining,
+        budget: c.requestBudget,
+        expiresAt: isoTimestamp(c.expiresAt),
+        revoked: Boolean(c.revokedAt),
+        expired: now >= c.expiresAt,
+      };
+    }),
+  });
+}
+
+/** One version of a document as the page and its event stream show it. */
+export interface DocumentVersionView {
+  title: string;
+  version: number;
+  revision: string;
+  html: string;
+  markdown: string;
+  lossCount: number;
+}
+
+/** A document of the account, rendered from its rich-json; NOT_FOUND outside the account. */
+export async function documentView(engine: Engine, accountId: string, documentRef: string): Promise<DocumentVersionView> {
+  if (!Patterns.documentRef.test(documentRef)) throw notFound('Document');
+  const actor = accountActor(accountId);
+  const rich = await engine.documents.read(actor, documentRef, 'rich-json');
+  if (rich.format !== 'rich-json') throw notFound('Document');
+  const md = await engine.documents.read(actor, documentRef, 'markdown');
+  const markdown = md.format === 'markdown' ? md.markdown : '';
+  const lossCount = md.format === 'markdown' ? md.lossCount : 0;
+  return { title: rich.document.title, version: rich.version, revision: rich.revision, html: richJsonHtml(rich.document.documentJson), markdown, lossCount };
+}
+
+/** The body of `/documents/{ref}`. */
+export function documentBody(documentRef: string, view: DocumentVersionView): string {
+  return render('@document', { documentRef, ...view });
+}
+
+/** The proposal of a review, if it belongs to the account; NOT_FOUND otherwise. */
+export async function proposalOf(engine: Engine, accountId: string, reviewRef: string): Promise<ProposalRecord> {
+  if (!Patterns.reviewRef.test(reviewRef)) throw notFound('The review');
+  const p = await engine.operator.proposalOfReview(reviewRef);
+  if (p.accountId !== accountId) throw notFound('The review');
+  return p;
+}
+
+/** Where the publication of a review stands. */
+export interface PublicationState {
+  rightsConfirmed: boolean;
+  releases: ReleaseRecord[];
+  promoted: boolean;
+}
+
+/** Read the publication state of an accepted proposal. */
+export async function publicationState(engine: Engine, p: ProposalRecord): Promise<PublicationState> {
+  const { storage } = engine.deps;
+  const space = await storage.getRecord<SpaceRecord>(Collections.spaces, p.spaceRef);
+  const record = await storage.getRecord<PublicationRecord>(PUBLICATION_COLLECTION, p.reviewRef);
+  const releases: ReleaseRecord[] = [];
+  for (const ref of record?.value.releases ?? []) {
+    const r = await storage.getRecord<ReleaseRecord>(Collections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
+    if (r) releases.push(r.value);
+  }
+  return {
+    rightsConfirmed: space?.value.publication?.enabled === true,
+    releases,
+    promoted: releases.length > 0 && releases.every((r) => r.state === 'promoted'),
+  };
+}
+
+/** The job that submitted a proposal, read as the trusted side. */
+export async function jobOf(engine: Engine, p: ProposalRecord): Promise<ResearchJob | null> {
+  return (await engine.deps.storage.getRecord<StoredJob>(JOBS_COLLECTION, p.jobId))?.value.job ?? null;
+}
+
+/** The body of `/reviews/{ref}`. */
+export async function reviewBody(engine: Engine, accountId: string, p: ProposalRecord, csrf: string): Promise<string> {
+  const job = await jobOf(engine, p);
+  const req = p.request;
+  const entityName = new Map(req.entities.map((e) => [e.key, e.name]));
+  let report: { title: string; html: string; citations: { href: string; text: string }[] } | null = null;
+  const reportRef = job?.artifacts.report?.documentRef;
+  if (reportRef) {
+    const read = await engine.documents.read(accountActor(accountId), reportRef, 'rich-json').catch(() => null);
+    if (read && read.format === 'rich-json') {
+      report = { title: read.document.title, html: richJsonHtml(read.document.documentJson), citations: citationsOf(read.document.documentJson) };
+    }
+  }
+  const publication = p.state === 'accepted' ? await publicationState(engine, p) : null;
+  const objectText = (o: Record<string, unknown>): string => {
+    if (o.kind === 'entity') return String(entityName.get(String(o.entityKey)) ?? o.entityKey);
+    if (o.kind === 'text') return String(o.text);
+    if (o.kind === 'uri') return String(o.uri);
+    if (o.kind === 'duration') return String(o.iso8601);
+    return String(o.value);
+  };
+  return render('@review', {
+    csrf,
+    reviewRef: p.reviewRef,
+    proposalRef: p.proposalRef,
+    state: p.state,
+    jobId: job?.jobId ?? null,
+    jobState: job ? `${job.state}, ${job.phase}` : '',
+    conflicts: p.conflicts,
+    entities: req.entities.map((e) => ({ name: e.name, description: e.description, concepts: e.concepts.join(', ') })),
+    facts: req.facts.map((f) => ({ subject: entityName.get(f.subject) ?? f.subject, predicate: f.predicate, stance: f.stance, object: objectText(f.object as Record<string, unknown>) })),
+    evidence: req.evidence.map((e) => {
+      const src = e.source as Record<string, unknown>;
+      const uri = src.kind === 'uri' ? String(src.uri) : null;
+      return { bearing: e.bearing, fact: e.factKey, href: uri && /^https?:/i.test(uri) ? uri : null, source: uri ?? String(entityName.get(String(src.entityKey)) ?? src.entityKey ?? src.kind) };
+    }),
+    inquiries: req.inquiries.map((q) => q.question),
+    canDecide: p.state === 'proposed' || p.state === 'in-review',
+    report,
+    rightsConfirmed: publication?.rightsConfirmed ?? false,
+    released: (publication?.releases.length ?? 0) > 0,
+    releaseCount: publication?.releases.length ?? 0,
+    promoted: publication?.promoted ?? false,
+    publicLinks: (publication?.releases ?? []).filter((r) => r.state === 'promoted').map((r) => ({ kind: r.kind, title: r.title, href: locatorPath(r) })),
+  });
+}
+
+/** The body of `/requests`. */
+export async function requestsBody(engine: Engine, accountId: string, inspector: RequestInspector, filter: { token?: string | undefined; status?: string | undefined }): Promise<string> {
+  const credentials = await engine.credentials.listOfAccount(accountId);
+  const byRef = new Map(credentials.map((c) => [c.credentialRef, c]));
+  const token = filter.token && byRef.has(filter.token) ? filter.token : undefined;
+  const status = filter.status && /^(?:[1-5]xx|[1-5]\d\d)$/.test(filter.status) ? filter.status : undefined;
+  const statuses = [
+    { value: '', label: 'Any status' },
+    { value: '2xx', label: '2xx success' },
+    { value: '4xx', label: '4xx client error' },
+    { value: '5xx', label: '5xx server error' },
+  ];
+  if (status && !statuses.some((s) => s.value === status)) statuses.push({ value: status, label: status });
+  return render('@requests', {
+    tokens: credentials.map((c) => ({ credentialRef: c.credentialRef, label: c.label, displayPrefix: displayPrefix(c.credentialRef), selected: c.credentialRef === token })),
+    statuses: statuses.map((s) => ({ ...s, selected: s.value === (status ?? '') })),
+    requests: inspector.list(new Set(byRef.keys()), { credentialRef: token, status }).map((r) => ({
+      time: isoTimestamp(r.at),
+      token: byRef.get(r.credentialRef)?.label ?? r.credentialRef,
+      method: r.method,
+      path: r.path,
+      status: r.status,
+      errorCode: r.errorCode,
+      durationMs: r.durationMs,
+      requestId: r.requestId,
+    })),
+  });
+}
