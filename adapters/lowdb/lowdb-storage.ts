@@ -3,15 +3,17 @@
  * state checkpointed through lowdb now and then.
  * @module
  */
-import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Low } from 'lowdb';
+import { StorageUnavailableError } from '../../src/errors.ts';
 import type { BatchOp, Storage } from '../../src/ports.ts';
+import { AckRecorder } from './ack-record.ts';
 import { ChangeNotifier } from '../core/change-notifier.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import { CHECKPOINT_FILE, DurableCheckpointFile } from './checkpoint-file.ts';
 import { Checkpointer, type JournalSlot } from './checkpointer.ts';
 import { acquireDirLock } from './dir-lock.ts';
+import { isDiskFull, makePrivateDir } from './durable-fs.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { emptyCheckpoint, recover, type RecoveryReport } from './recovery.ts';
 
@@ -32,14 +34,25 @@ export interface LowdbStorageOptions {
    */
   fsync?: boolean;
   /**
-   * Run fdatasync on libuv's thread pool instead of the event loop. Default false. Off-thread, the
-   * event loop keeps serving reads during each fdatasync, at the cost of a thread hop per group.
+   * Run fdatasync on libuv's thread pool instead of the event loop. Default true: the event loop
+   * keeps serving reads during each fdatasync, at the cost of a thread hop per group (figures in
+   * docs/guarantees.md, "The event loop and the disk"). `false` syncs on the event loop, like Redis's
+   * `appendfsync always`: a little faster for a lone writer on an idle disk, but every request waits
+   * for every sync.
    */
   fsyncOffThread?: boolean;
   /**
-   * Called once while opening, before `lowdbStorage` resolves, when recovery discarded the torn tail
-   * of the newest journal (a write that a crash interrupted, so it was never acknowledged). The
-   * same report is in {@link LowdbStats.recovery}.
+   * Open the folder even when acknowledged writes are lost (the journal is shorter than the
+   * acknowledgment record says, or damaged before its last write), keeping what is intact; the
+   * loss is reported through {@link onRecovery} with `dataLoss: true`. Default false: such a folder
+   * is refused with a {@link JournalDataLossError} that says what is lost.
+   */
+  acceptDataLoss?: boolean;
+  /**
+   * Called once while opening, before `lowdbStorage` resolves, when recovery discarded anything:
+   * normally the torn tail of the newest journal (a write a crash interrupted before it was
+   * acknowledged); with {@link acceptDataLoss}, also lost acknowledged batches (`dataLoss: true`).
+   * The same report is in {@link LowdbStats.recovery}.
    */
   onRecovery?: (report: RecoveryReport) => void;
 }
@@ -66,6 +79,10 @@ export interface LowdbStats {
   checkpointRunning: boolean;
   /** Message of the last failed background checkpoint, if any (it is retried later). */
   lastCheckpointError: string | null;
+  /** Groups refused because the disk was full (each answered StorageUnavailableError, nothing kept). */
+  diskFullRefusals: number;
+  /** The last batch handed to the acknowledgment record (`ACKED`). */
+  acknowledgedSeq: number;
 }
 
 /** The lowdb storage: a {@link Storage} plus counters and an explicit checkpoint. */
@@ -129,14 +146,14 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
   const dir = resolve(options.dir);
   const checkpointEveryBytes = options.checkpointEveryBytes ?? DEFAULT_CHECKPOINT_EVERY_BYTES;
   const fsync = options.fsync ?? true;
-  const fsyncOffThread = options.fsyncOffThread ?? false;
-  await mkdir(dir, { recursive: true });
+  const fsyncOffThread = options.fsyncOffThread ?? true;
+  await makePrivateDir(dir);
   const lock = await acquireDirLock(dir);
   const checkpointFile = new DurableCheckpointFile(join(dir, CHECKPOINT_FILE));
   const checkpoints = new Low<CheckpointState>(checkpointFile, emptyCheckpoint());
   let recovered;
   try {
-    recovered = await recover(dir, checkpoints, () => checkpointFile.found);
+    recovered = await recover(dir, checkpoints, () => checkpointFile.found, { acceptDataLoss: options.acceptDataLoss ?? false });
     if (recovered.needsCheckpoint) {
       // A new (or version-1) folder: name the journal just created, so that losing it is detected.
       const journal = recovered.journal;
@@ -149,10 +166,20 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     throw error;
   }
   const { core, replayed, report } = recovered;
-  if (report !== null) options.onRecovery?.(report);
   const journal: JournalSlot = { current: recovered.journal };
+  const ackPoint = () => ({ seq: committer.appliedSeq, generation: journal.current.generation, bytes: journal.current.size });
+  let acks: AckRecorder;
+  try {
+    acks = await AckRecorder.open(dir, { seq: recovered.lastSeq, generation: recovered.journal.generation, bytes: recovered.journal.size });
+  } catch (error) {
+    await recovered.journal.close().catch(() => {});
+    await lock.release();
+    throw error;
+  }
+  if (report !== null) options.onRecovery?.(report);
   const notifier = new ChangeNotifier();
   let fsyncs = 0;
+  let diskFullRefusals = 0;
   let closed = false;
   let closing: Promise<void> | null = null;
 
@@ -161,15 +188,29 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     {
       async write(chunk) {
         const file = journal.current;
-        file.append(chunk);
-        if (!fsync) return;
-        if (fsyncOffThread) await file.sync();
-        else file.syncNow();
-        fsyncs++;
+        const before = file.size;
+        try {
+          file.append(chunk);
+          if (!fsync) return;
+          if (fsyncOffThread) await file.sync();
+          else file.syncNow();
+          fsyncs++;
+        } catch (error) {
+          if (!isDiskFull(error)) throw error;
+          try {
+            file.truncateDurably(before);
+          } catch {
+            throw error; // the journal's end is uncertain: the committer refuses further commits
+          }
+          diskFullRefusals++;
+          throw new StorageUnavailableError(`the disk holding ${dir} is full (${(error as { code?: string }).code}); the write was not stored`, { retryAfterMs: 5000, cause: error });
+        }
       },
     },
     recovered.lastSeq,
     () => {
+      // Only durable groups get here (fsync on): the record never claims more than the journal holds.
+      if (fsync) acks.note(ackPoint());
       if (closed || checkpointer.running !== null) return;
       const size = journal.current.size;
       if (size >= checkpointEveryBytes || (size >= MIN_JOURNAL_BYTES && 2 * size >= checkpointFile.bytes)) void checkpointer.start().catch(() => {});
@@ -195,6 +236,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
       // so the next open replays nothing and still finds the journal the checkpoint names.
       await checkpointer.write(await checkpointer.rotate());
     } finally {
+      await acks.close();
       await journal.current.close().catch(() => {});
       await lock.release();
     }
@@ -233,6 +275,8 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
       recovery: report,
       checkpointRunning: checkpointer.running !== null,
       lastCheckpointError: checkpointer.lastError,
+      diskFullRefusals,
+      acknowledgedSeq: acks.point.seq,
     }),
     close() {
       closed = true;
