@@ -27,6 +27,7 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
       'operator-key': { type: 'string' },
       'capture-allow-private': { type: 'boolean' },
       'budget-window': { type: 'string' },
+      'accept-data-loss': { type: 'boolean' },
       'dev-open-document-pages': { type: 'boolean' },
       json: { type: 'boolean' },
       log: { type: 'string' },
@@ -40,6 +41,7 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
   if (values.data === '') throw new UsageError('--data must not be empty', HELP);
   const storage = oneOf('--storage', values.storage, ['lowdb', 'memory'] as const, 'lowdb', HELP);
   if (values.data !== undefined && storage === 'memory') throw new UsageError('--data needs --storage lowdb (memory storage keeps nothing on disk)', HELP);
+  if (values['accept-data-loss'] && storage === 'memory') throw new UsageError('--accept-data-loss needs --storage lowdb', HELP);
   const format = oneOf('--log', values.log, ['text', 'json'] as const, 'text', HELP);
   if (values.quiet && values.log !== undefined) throw new UsageError('--quiet and --log exclude each other', HELP);
   return {
@@ -50,6 +52,7 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
     seed: oneOf('--seed', values.seed, ['demo', 'none'] as const, 'none', HELP),
     ...(operatorKey === undefined ? {} : { operatorKey }),
     captureAllowPrivate: values['capture-allow-private'] ?? false,
+    ...(values['accept-data-loss'] ? { acceptDataLoss: true } : {}),
     ...(values['budget-window'] === undefined ? {} : { budgetWindowMs: parseDuration(values['budget-window'], HELP) }),
     documentPages: values['dev-open-document-pages'] ? 'open' : 'sign-in-required',
     ...(values.quiet ? {} : { requestLog: { write: (line: string) => io.err(line), format } }),

@@ -26,6 +26,9 @@ Options:
                               (default: generated and printed)
   --capture-allow-private     let library capture fetch private and loopback addresses
   --budget-window DURATION    request-budget window, e.g. 500ms, 30s, 10m, 24h, 7d (default 24h)
+  --accept-data-loss          open a data folder whose journal lost acknowledged writes (cut short or
+                              damaged), keeping what is intact; without it such a folder is refused
+                              with what was lost (a torn last write after a crash never needs it)
   --dev-open-document-pages   serve /documents/{documentRef} pages WITHOUT sign-in: anyone who can
                               reach the server reads every private document shown there (default:
                               those pages answer 401 and point to the API)
