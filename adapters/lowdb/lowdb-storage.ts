@@ -109,7 +109,8 @@ export const MIN_JOURNAL_BYTES = 1024 * 1024;
 /**
  * Opens (or creates) a storage folder and returns the storage. The embedded default.
  * @remarks
- * Files in `dir`: `LOCK` (pid, start time and boot id of the process that has it open),
+ * Files in `dir` (the folder is made 0700, every file 0600): `LOCK` (pid, start time and boot id
+ * of the process that has it open), `ACKED` (the last acknowledged batch; see ack-record.ts),
  * `journal-<generation>.log` (a header naming its generation and the batch it follows, then one
  * binary frame per committed batch with Yjs bytes stored raw; see journal-codec.ts) and
  * `checkpoint.json` (the whole state as of a journal generation plus the journal that follows it,
@@ -117,13 +118,17 @@ export const MIN_JOURNAL_BYTES = 1024 * 1024;
  * - Durability: `commit` resolves only after its batch's frame is written and fdatasync'ed.
  *   Commits issued in the same event-loop turn (or while an off-thread fdatasync is in flight) are
  *   written together as one group and share one fdatasync (group commit), so throughput grows with
- *   concurrency. By default the write and fdatasync run on the event loop once per group, like
- *   Redis's `appendfsync always`: no thread hop per commit, but the loop waits for the disk for one
- *   fdatasync per group; set `fsyncOffThread` to keep the loop free instead.
+ *   concurrency. By default the fdatasync runs on libuv's thread pool, so the event loop keeps
+ *   serving reads while the disk syncs (`fsyncOffThread: false` syncs on the loop instead).
  * - Atomicity: a batch is one frame; recovery discards a torn tail (reported through `onRecovery`
- *   and `stats().recovery`) and never applies half of a batch.
- *   A batch is applied in memory only after its frame is durable; if a journal write fails, that
- *   group and all queued batches reject and the storage accepts no further commits.
+ *   and `stats().recovery`) and never applies half of a batch. A journal that lost acknowledged
+ *   batches (shorter than `ACKED` says, or damaged before its last write group) is refused with a
+ *   `JournalDataLossError` unless `acceptDataLoss` is set (docs/guarantees.md).
+ * - A full disk (ENOSPC/EDQUOT) refuses the group with a `StorageUnavailableError` after cutting
+ *   the journal back durably; later commits are taken again once the disk has room.
+ *   A batch is applied in memory only after its frame is durable; if a journal write fails for
+ *   another reason than a full disk, that group and all queued batches reject and the storage
+ *   accepts no further commits.
  * - Racing commits resolve like the memory adapter's: validated in call order against the state
  *   plus the batches queued ahead, first wins.
  * - Checkpoints: when the journal passes half the last checkpoint's size (and 1 MiB) or
