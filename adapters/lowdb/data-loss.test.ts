@@ -7,23 +7,11 @@ import { appendFile, readFile, truncate, writeFile } from 'node:fs/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { readAckRecord } from './ack-record.ts';
-import { FILE_HEADER_BYTES, readFrame } from './journal-codec.ts';
-import { append, crashCopy, create, journalOf, openError, removeTempDirs, tempDir } from './lowdb-kit.ts';
+import { append, crashCopy, create, frameStarts, journalOf, openError, removeTempDirs, tempDir } from './lowdb-kit.ts';
 import { JournalDataLossError, lowdbStorage, type RecoveryReport } from './index.ts';
 
 test.after(removeTempDirs);
 
-/** Start offsets of the intact frames of a journal. */
-function frameStarts(data: Buffer): number[] {
-  const starts: number[] = [];
-  for (let at = FILE_HEADER_BYTES; at < data.length; ) {
-    const read = readFrame(data, at);
-    if (!read.ok) break;
-    starts.push(at);
-    at = read.end;
-  }
-  return starts;
-}
 
 /** A folder with `n` acknowledged commits (document d1 at version n), its storage still open. */
 async function acknowledged(n: number) {

@@ -7,24 +7,13 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from './index.ts';
-import { FILE_HEADER_BYTES, encodeFileHeader, readFrame } from './journal-codec.ts';
+import { encodeFileHeader } from './journal-codec.ts';
 import type { RecoveryReport } from './recovery.ts';
-import { acknowledgedUpTo, append, crashCopy, create, dump, head, journalOf, openError, put, removeTempDirs, tempDir, text } from './lowdb-kit.ts';
+import { acknowledgedUpTo, append, crashCopy, create, dump, frameStarts, head, journalOf, openError, put, removeTempDirs, tempDir, text } from './lowdb-kit.ts';
 
 const test = suite('lowdb recovery');
 test.after(removeTempDirs);
 
-/** Start offsets of the frames of a journal file, and its length. */
-function frameStarts(data: Buffer): number[] {
-  const starts: number[] = [];
-  for (let at = FILE_HEADER_BYTES; at < data.length; ) {
-    const read = readFrame(data, at);
-    if (!read.ok) break;
-    starts.push(at);
-    at = read.end;
-  }
-  return starts;
-}
 
 test('a torn tail is discarded, cut off before new appends, and reported through onRecovery and stats', async () => {
   const dir = await tempDir();
