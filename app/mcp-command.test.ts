@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -116,6 +117,28 @@ test('kw mcp over stdio under hostile input: malformed JSON-RPC, unknown tools a
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('kw serve --mcp-allowed-hosts replaces the Host names /mcp answers (DNS rebinding)', async () => {
+  const { serveOptionsFrom } = await import('./serve-command.ts');
+  const options = serveOptionsFrom(['--storage', 'memory', '--port', '0', '--mcp-allowed-hosts', 'kw.lan, kw.lan:8787', '--quiet'], { out: () => undefined, err: () => undefined });
+  assert.equal(options.mcpAllowedHosts, ['kw.lan', 'kw.lan:8787']);
+  const server = await serve({ ...options, json: undefined } as never);
+  try {
+    const post = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpRequest(`${server.url}/mcp`, { method: 'POST', headers: { host, 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end('{}');
+      });
+    assert.is(await post(new URL(server.url).host), 403, 'the default names no longer apply');
+    assert.is(await post('kw.lan'), 401, 'an allowed host reaches authentication');
+  } finally {
+    await server.close();
   }
 });
 

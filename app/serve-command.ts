@@ -14,6 +14,13 @@ export interface CliIO {
 
 const HELP = `${KW} serve --help`;
 
+/** `--mcp-allowed-hosts a,b:8787` as a list; an empty entry is a usage error. */
+function hostList(value: string): string[] {
+  const hosts = value.split(',').map((h) => h.trim());
+  if (hosts.some((h) => h === '' || /[\s/]/.test(h))) throw new UsageError('--mcp-allowed-hosts takes host or host:port names separated by commas', HELP);
+  return hosts;
+}
+
 /** Flags of `kw serve` → options of {@link serve}; wrong flags throw a {@link UsageError}. */
 export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { json: boolean } {
   const { values } = parseFlags(
@@ -29,6 +36,7 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
       'budget-window': { type: 'string' },
       'accept-data-loss': { type: 'boolean' },
       'dev-open-document-pages': { type: 'boolean' },
+      'mcp-allowed-hosts': { type: 'string' },
       json: { type: 'boolean' },
       log: { type: 'string' },
       quiet: { type: 'boolean' },
@@ -55,6 +63,7 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
     ...(values['accept-data-loss'] ? { acceptDataLoss: true } : {}),
     ...(values['budget-window'] === undefined ? {} : { budgetWindowMs: parseDuration(values['budget-window'], HELP) }),
     documentPages: values['dev-open-document-pages'] ? 'open' : 'sign-in-required',
+    ...(values['mcp-allowed-hosts'] === undefined ? {} : { mcpAllowedHosts: hostList(values['mcp-allowed-hosts']) }),
     ...(values.quiet ? {} : { requestLog: { write: (line: string) => io.err(line), format } }),
     notice: (line: string) => io.err(line),
     json: values.json ?? false,

@@ -54,6 +54,11 @@ export interface ServeOptions {
    * (`kw serve --accept-data-loss`); default false: such a folder is refused with what was lost.
    */
   acceptDataLoss?: boolean;
+  /**
+   * Host header values `/mcp` accepts (`host` or `host:port`), replacing the default (the loopback
+   * names and the bound address, on the server's port): DNS-rebinding protection.
+   */
+  mcpAllowedHosts?: string[];
   /** Document pages for the person; default `sign-in-required` (docs/http-api.md). */
   documentPages?: DocumentPagesMode;
   /** One line per request to `write`; default none. */
@@ -194,7 +199,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     const api = createApiHandler({ engine, operatorKey, documentPages: options.documentPages ?? 'sign-in-required' });
     active = options.requestLog ? withRequestLog(api, options.requestLog.write, options.requestLog.format) : api;
     // The MCP server (streamable HTTP) at /mcp: every tool call goes through the same handler.
-    mcp = mountMcp(listener.server, { handler: active });
+    mcp = mountMcp(listener.server, { handler: active, ...(options.mcpAllowedHosts ? { allowedHosts: options.mcpAllowedHosts } : {}) });
   } catch (error) {
     await listener.close();
     if (engine) await engine.close();

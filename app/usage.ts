@@ -32,6 +32,8 @@ Options:
   --dev-open-document-pages   serve /documents/{documentRef} pages WITHOUT sign-in: anyone who can
                               reach the server reads every private document shown there (default:
                               those pages answer 401 and point to the API)
+  --mcp-allowed-hosts LIST    Host names /mcp answers, e.g. kw.lan,kw.lan:8787 (default: localhost,
+                              127.0.0.1, [::1] and the --host address, on the port); others get 403
   --json                      print one JSON line {"url","operatorKey","demo"} first on stdout
   --log text|json             request log format on stderr, one line per request (default text)
   --quiet                     no request log
