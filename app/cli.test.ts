@@ -34,6 +34,8 @@ test('a usage error prints one line on stderr naming the problem and the help co
     [['serve', '--log', 'xml'], /--log must be one of text, json/],
     [['serve', '--quiet', '--log', 'json'], /--quiet and --log exclude each other/],
     [['serve', '--storage', 'memory', '--data', 'x'], /--data needs --storage lowdb/],
+    [['serve', '--storage', 'memory', '--accept-data-loss'], /--accept-data-loss needs --storage lowdb/],
+    [['serve', '--mcp-allowed-hosts', 'kw.lan,,x'], /--mcp-allowed-hosts takes host or host:port names/],
     [['serve', 'extra-positional'], new RegExp(`^kw: unexpected argument 'extra-positional' \\(see ${K} serve --help\\)$`)],
     [['token', 'create', '--url', 'http://127.0.0.1:1'], new RegExp(`--operator-key is required \\(see ${K} token create --help\\)$`)],
     [['token', 'create', '--url', 'http://127.0.0.1:1', '--operator-key', 'k', '--scopes', 'document:read', '--budget', '0'], /--budget must be an integer from 1 to 10000/],

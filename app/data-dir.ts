@@ -5,10 +5,11 @@
  * the demo token in plain text in `<data>/demo-seed.json` (file mode 0600) so that a later start can
  * show it again. That is a convenience of the local dev server only: do not copy a seeded data folder
  * anywhere that matters. Delete the file to get a fresh demo credential on the next `--seed demo` start.
+ * The folder itself is made 0700 and the storage keeps its files 0600 (docs/guarantees.md, "Files").
  * @module
  */
 import { constants } from 'node:fs';
-import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DemoSeed } from './demo-seed.ts';
 
@@ -48,7 +49,9 @@ export async function prepareDataDir(dir: string): Promise<void> {
     if (info && !info.isDirectory()) {
       throw new ServeError(`the data folder ${dir} is a file, not a folder (choose another folder with --data)`);
     }
-    if (!info) await mkdir(dir, { recursive: true });
+    if (!info) await mkdir(dir, { recursive: true, mode: 0o700 });
+    // Document text and token hashes live here: only the owner may enter (lowdb keeps its files 0600).
+    await chmod(dir, 0o700).catch(() => {});
     await access(dir, constants.W_OK);
   } catch (error) {
     if (error instanceof ServeError) throw error;
@@ -77,5 +80,7 @@ export async function readDemoRecord(dir: string): Promise<DemoSeed | null> {
 /** Record the demo seed in `dir` (mode 0600). */
 export async function writeDemoRecord(dir: string, demo: DemoSeed): Promise<void> {
   const record: DemoRecord = { v: 1, ...demo, seededAt: new Date().toISOString() };
-  await writeFile(join(dir, DEMO_RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  const path = join(dir, DEMO_RECORD_FILE);
+  await writeFile(path, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  await chmod(path, 0o600); // the mode above applies only when the file is created
 }

@@ -14,6 +14,13 @@ export interface CliIO {
 
 const HELP = `${KW} serve --help`;
 
+/** `--mcp-allowed-hosts a,b:8787` as a list; an empty entry is a usage error. */
+function hostList(value: string): string[] {
+  const hosts = value.split(',').map((h) => h.trim());
+  if (hosts.some((h) => h === '' || /[\s/]/.test(h))) throw new UsageError('--mcp-allowed-hosts takes host or host:port names separated by commas', HELP);
+  return hosts;
+}
+
 /** Flags of `kw serve` → options of {@link serve}; wrong flags throw a {@link UsageError}. */
 export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { json: boolean } {
   const { values } = parseFlags(
@@ -27,7 +34,9 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
       'operator-key': { type: 'string' },
       'capture-allow-private': { type: 'boolean' },
       'budget-window': { type: 'string' },
+      'accept-data-loss': { type: 'boolean' },
       'dev-open-document-pages': { type: 'boolean' },
+      'mcp-allowed-hosts': { type: 'string' },
       json: { type: 'boolean' },
       log: { type: 'string' },
       quiet: { type: 'boolean' },
@@ -40,6 +49,7 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
   if (values.data === '') throw new UsageError('--data must not be empty', HELP);
   const storage = oneOf('--storage', values.storage, ['lowdb', 'memory'] as const, 'lowdb', HELP);
   if (values.data !== undefined && storage === 'memory') throw new UsageError('--data needs --storage lowdb (memory storage keeps nothing on disk)', HELP);
+  if (values['accept-data-loss'] && storage === 'memory') throw new UsageError('--accept-data-loss needs --storage lowdb', HELP);
   const format = oneOf('--log', values.log, ['text', 'json'] as const, 'text', HELP);
   if (values.quiet && values.log !== undefined) throw new UsageError('--quiet and --log exclude each other', HELP);
   return {
@@ -50,8 +60,10 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
     seed: oneOf('--seed', values.seed, ['demo', 'none'] as const, 'none', HELP),
     ...(operatorKey === undefined ? {} : { operatorKey }),
     captureAllowPrivate: values['capture-allow-private'] ?? false,
+    ...(values['accept-data-loss'] ? { acceptDataLoss: true } : {}),
     ...(values['budget-window'] === undefined ? {} : { budgetWindowMs: parseDuration(values['budget-window'], HELP) }),
     documentPages: values['dev-open-document-pages'] ? 'open' : 'sign-in-required',
+    ...(values['mcp-allowed-hosts'] === undefined ? {} : { mcpAllowedHosts: hostList(values['mcp-allowed-hosts']) }),
     ...(values.quiet ? {} : { requestLog: { write: (line: string) => io.err(line), format } }),
     notice: (line: string) => io.err(line),
     json: values.json ?? false,

@@ -50,6 +50,16 @@ export interface ServeOptions {
   captureAllowPrivate?: boolean;
   /** Length of a credential's request-budget window in ms; default 24 hours. */
   budgetWindowMs?: number;
+  /**
+   * Open a lowdb data folder even when its journal lost acknowledged writes, keeping what is intact
+   * (`kw serve --accept-data-loss`); default false: such a folder is refused with what was lost.
+   */
+  acceptDataLoss?: boolean;
+  /**
+   * Host header values `/mcp` accepts (`host` or `host:port`), replacing the default (the loopback
+   * names and the bound address, on the server's port): DNS-rebinding protection.
+   */
+  mcpAllowedHosts?: string[];
   /** Document pages for the person; default `sign-in-required` (docs/http-api.md). */
   documentPages?: DocumentPagesMode;
   /** One line per request to `write`; default none. */
@@ -58,6 +68,21 @@ export interface ServeOptions {
   notice?: (line: string) => void;
   /** Install the person's browser app (sign-in, console, agent access, reviews); default true. */
   browserApp?: boolean;
+}
+
+/** What opening the data folder discarded, in words for the person running the server. */
+export function recoveryNotice(dataDir: string, r: RecoveryReport): string {
+  if (r.dataLoss) {
+    return (
+      `kw: DATA LOSS ACCEPTED in ${dataDir} (--accept-data-loss): batches ${r.recoveredSeq + 1} to ${r.acknowledgedSeq ?? '?'} had been acknowledged ` +
+      `and are gone; ${r.journal} was cut at byte ${r.offset} (${r.reason}). The server starts with the batches up to ${r.recoveredSeq}.`
+    );
+  }
+  const vouched = r.acknowledgedSeq === null ? 'this folder has no acknowledgment record to check it against' : `every acknowledged batch (up to ${r.acknowledgedSeq}) is intact`;
+  return (
+    `kw: recovered ${dataDir}: discarded the torn end of ${r.journal} (${r.bytes} bytes from byte ${r.offset}, ${r.batches} frame${r.batches === 1 ? '' : 's'}: ${r.reason}), ` +
+    `a write a crash interrupted before it was acknowledged; ${vouched}.`
+  );
 }
 
 /** A running dev server. */
@@ -168,12 +193,8 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       const notice = options.notice;
       storage = await lowdbStorage({
         dir: dataDir,
-        ...(notice
-          ? {
-              onRecovery: (r: RecoveryReport) =>
-                notice(`kw: recovered ${dataDir}: discarded ${r.bytes} bytes (${r.batches} unacknowledged batch${r.batches === 1 ? '' : 'es'}) at the end of ${r.journal}: ${r.reason}`),
-            }
-          : {}),
+        ...(options.acceptDataLoss ? { acceptDataLoss: true } : {}),
+        ...(notice ? { onRecovery: (r: RecoveryReport) => notice(recoveryNotice(dataDir, r)) } : {}),
       });
     } else {
       storage = memoryStorage();
@@ -195,7 +216,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     browserApp = app;
     active = options.requestLog ? withRequestLog(pages, options.requestLog.write, options.requestLog.format) : pages;
     // The MCP server (streamable HTTP) at /mcp: every tool call goes through the same handler.
-    mcp = mountMcp(listener.server, { handler: active });
+    mcp = mountMcp(listener.server, { handler: active, ...(options.mcpAllowedHosts ? { allowedHosts: options.mcpAllowedHosts } : {}) });
   } catch (error) {
     await listener.close();
     if (engine) await engine.close();

@@ -27,9 +27,14 @@ Options:
                               (default: generated and printed)
   --capture-allow-private     let library capture fetch private and loopback addresses
   --budget-window DURATION    request-budget window, e.g. 500ms, 30s, 10m, 24h, 7d (default 24h)
+  --accept-data-loss          open a data folder whose journal lost acknowledged writes (cut short or
+                              damaged), keeping what is intact; without it such a folder is refused
+                              with what was lost (a torn last write after a crash never needs it)
   --dev-open-document-pages   serve /documents/{documentRef} pages WITHOUT sign-in: anyone who can
                               reach the server reads every private document shown there (default:
                               signed out, those pages answer 401 and say how to sign in)
+  --mcp-allowed-hosts LIST    Host names /mcp answers, e.g. kw.lan,kw.lan:8787 (default: localhost,
+                              127.0.0.1, [::1] and the --host address, on the port); others get 403
   --json                      print one JSON line {"url","operatorKey","demo","signInUrl"} first
                               on stdout
   --log text|json             request log format on stderr, one line per request (default text)

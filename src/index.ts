@@ -10,6 +10,8 @@ export type { Actor, EngineDeps } from './deps.ts';
 export {
   ServiceError,
   isServiceError,
+  StorageUnavailableError,
+  isStorageUnavailable,
   ErrorCode,
   type ApiError,
   type FieldError,

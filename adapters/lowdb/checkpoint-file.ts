@@ -6,7 +6,7 @@ import { open, readFile, rename, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Adapter } from 'lowdb';
 import { checkpointPieces, decodeCheckpoint, type CheckpointState } from './checkpoint-codec.ts';
-import { fsyncDir, hasErrorCode } from './durable-fs.ts';
+import { fsyncDir, hasErrorCode, PRIVATE_FILE_MODE } from './durable-fs.ts';
 
 const CHUNK_BYTES = 1 << 20;
 
@@ -54,7 +54,7 @@ export class DurableCheckpointFile implements Adapter<CheckpointState> {
   /** Replaces the checkpoint atomically and durably. */
   async write(state: CheckpointState): Promise<void> {
     const temp = `${this.path}.tmp`;
-    const handle = await open(temp, 'w');
+    const handle = await open(temp, 'w', PRIVATE_FILE_MODE);
     let written = 0;
     try {
       let pieces: string[] = [];

@@ -8,6 +8,7 @@ import type { MemoryCore } from '../core/memory-core.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import type { GroupCommitter } from './group-commit.ts';
 import { encodeRotationFrame } from './journal-codec.ts';
+import { isDiskFull } from './durable-fs.ts';
 import { JournalWriter } from './journal-file.ts';
 import { emptyCheckpoint, removeJournalsUpTo } from './recovery.ts';
 
@@ -55,7 +56,8 @@ export class Checkpointer {
   /**
    * Rotates the journal between groups; returns the checkpoint state as of the switch.
    * @remarks If the rotation frame cannot be made durable, the committer takes no further commits
-   * (the old journal's end is then uncertain).
+   * (the old journal's end is then uncertain), unless the disk was full and the old journal could
+   * be cut back durably: then only this checkpoint fails (it is retried later).
    */
   rotate(): Promise<CheckpointState> {
     return this.committer.exclusive(async () => {
@@ -67,10 +69,19 @@ export class Checkpointer {
         old.append(encodeRotationFrame(next.generation, lastSeq));
         if (this.fsync) old.syncNow();
       } catch (error) {
-        old.cutBackTo(before);
+        let undone = false;
+        if (isDiskFull(error)) {
+          try {
+            old.truncateDurably(before);
+            undone = true;
+          } catch {
+            // the old journal's end is uncertain: refuse commits below
+          }
+        }
+        if (!undone) old.cutBackTo(before);
         await next.close().catch(() => {});
         await rm(next.path, { force: true }).catch(() => {});
-        this.committer.fail(error);
+        if (!undone) this.committer.fail(error);
         throw error;
       }
       this.journal.current = next;

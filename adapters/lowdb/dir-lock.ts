@@ -4,7 +4,7 @@
  */
 import { link, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hasErrorCode } from './durable-fs.ts';
+import { hasErrorCode, PRIVATE_FILE_MODE } from './durable-fs.ts';
 import { currentProcess, formatIdentity, isRunning, parseIdentity, type ProcessIdentity } from './process-identity.ts';
 
 /** The holder named by the lock file: an identity, null for an unreadable file, undefined for none. */
@@ -44,7 +44,7 @@ export async function acquireDirLock(dir: string): Promise<DirLock> {
   const path = join(dir, 'LOCK');
   const me = currentProcess();
   const temp = join(dir, `LOCK.${process.pid}.${Date.now()}.tmp`);
-  await writeFile(temp, formatIdentity(me));
+  await writeFile(temp, formatIdentity(me), { mode: PRIVATE_FILE_MODE });
   try {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {

@@ -3,6 +3,7 @@
  * flight, are written together as one group and share one fdatasync.
  * @module
  */
+import { isStorageUnavailable } from '../../src/errors.ts';
 import type { BatchOp } from '../../src/ports.ts';
 import { validateBatch, type BatchEffects } from '../core/batch-validator.ts';
 import type { ChangeNotifier } from '../core/change-notifier.ts';
@@ -13,7 +14,12 @@ import { PendingProjection } from './pending-projection.ts';
 
 /** Where groups go: append the bytes to the journal and make them durable before resolving. */
 export interface GroupSink {
-  /** Writes `chunk` (the complete frames of `batches` batches) durably; rejects if it may not be. */
+  /**
+   * Writes `chunk` (the complete frames of `batches` batches) durably; rejects if it may not be.
+   * Rejecting with a `StorageUnavailableError` promises that the journal is back, durably, to what
+   * it was before this group: the committer then refuses only this group and the queued batches
+   * and goes on taking commits.
+   */
   write(chunk: Buffer, batches: number): Promise<void>;
 }
 
@@ -33,8 +39,11 @@ interface Pending {
  *   batches queued before it, so racing batches resolve first-wins; a conflict rejects at once.
  * - A batch is applied to the core only after its group's write and fdatasync succeeded, in
  *   acceptance order; its promise resolves right after.
- * - A failed write poisons the committer: that group and everything queued reject, the core keeps
- *   only acknowledged batches, and every later submit rejects (reopen the folder to recover).
+ * - A write that fails with a `StorageUnavailableError` (disk full; the sink has undone it) rejects
+ *   that group and everything queued with it (they were validated against the failed group) and
+ *   nothing else: later submits are taken, so the storage recovers when the disk has room again.
+ * - Any other failed write poisons the committer: that group and everything queued reject, the core
+ *   keeps only acknowledged batches, and every later submit rejects (reopen the folder to recover).
  * - {@link exclusive} runs a task between groups (journal rotation), never during a write.
  */
 export class GroupCommitter {
@@ -155,7 +164,8 @@ export class GroupCommitter {
     try {
       await this.sink.write(chunk, group.length);
     } catch (error) {
-      this.poison(error, group);
+      if (isStorageUnavailable(error)) this.refuse(error, group);
+      else this.poison(error, group);
       return;
     }
     try {
@@ -172,6 +182,14 @@ export class GroupCommitter {
     if (this.notifier !== null) for (const p of group) this.notifier.notify(p.ops);
     for (const p of group) p.resolve();
     this.afterGroup();
+  }
+
+  /** Rejects `group` and the queue with `error` and forgets them; later batches continue from the applied state. */
+  private refuse(error: unknown, group: Pending[]): void {
+    this.projection.clear();
+    for (const p of group) p.reject(error);
+    for (const p of this.queue.splice(0)) p.reject(error);
+    this.lastSeq = this.applied;
   }
 
   private poison(error: unknown, group: Pending[]): void {

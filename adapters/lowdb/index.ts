@@ -4,5 +4,5 @@
  */
 export { lowdbStorage, MIN_JOURNAL_BYTES } from './lowdb-storage.ts';
 export type { LowdbStats, LowdbStorage, LowdbStorageOptions } from './lowdb-storage.ts';
-export { JournalCorruptError } from './journal-file.ts';
+export { JournalCorruptError, JournalDataLossError } from './journal-file.ts';
 export type { RecoveryReport } from './recovery.ts';

@@ -9,7 +9,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { PreparedOp } from '../core/prepared-op.ts';
-import { fsyncDir } from './durable-fs.ts';
+import { fsyncDir, PRIVATE_FILE_MODE } from './durable-fs.ts';
 import { FILE_HEADER_BYTES, FRAME_HEADER_BYTES, decodeFileHeader, encodeFileHeader, isTextJournal, readFrame, type JournalHeader } from './journal-codec.ts';
 
 const openAsync = promisify(open);
@@ -19,6 +19,12 @@ const fdatasyncAsync = promisify(fdatasync);
 const closeAsync = promisify(close);
 
 const JOURNAL_NAME = /^journal-(\d+)\.log$/;
+
+/**
+ * The system calls journal appends and syncs go through. A test seam: tests replace members to
+ * inject failures (ENOSPC) and put them back; nothing else should touch it.
+ */
+export const journalSyscalls = { writeSync, fdatasyncSync, fdatasync: fdatasyncAsync };
 
 /** The file name of journal `generation`. */
 export function journalName(generation: number): string {
@@ -62,11 +68,26 @@ export interface JournalContents {
   tornFrames: number;
   /** What made the tail torn, when it is. */
   tornReason: string | null;
+  /**
+   * Damage a crash cannot explain, or null: the damaged frame at `validBytes` is followed by the
+   * intact start of a later write group, which was written only after the damaged one was durable
+   * (so acknowledged). The batches from `validBytes` on are not in `batches`.
+   */
+  damage: string | null;
 }
 
 /** Thrown when a journal is damaged in a way a crash cannot explain, or the journals do not chain. */
 export class JournalCorruptError extends Error {
-  override readonly name = 'JournalCorruptError';
+  override readonly name: string = 'JournalCorruptError';
+}
+
+/**
+ * Thrown when opening would lose acknowledged writes: the journal is shorter than the
+ * acknowledgment record says, or damaged before its last write. The message says what is lost and
+ * how to open anyway (`acceptDataLoss`).
+ */
+export class JournalDataLossError extends JournalCorruptError {
+  override readonly name = 'JournalDataLossError';
 }
 
 /** Frames from `offset` on whose header is intact (damaged or not), at least 1. */
@@ -86,14 +107,15 @@ function countTornFrames(data: Buffer, offset: number): number {
  * @remarks A crash can leave the last write incomplete: a frame cut short, or bytes that never
  * reached the disk. Such a tail is reported in `tornBytes` and not returned. Damage followed by any
  * frame that starts a later write group cannot come from a crash during an append (that group was
- * written only after the damaged one was durable), so it throws {@link JournalCorruptError} instead
- * of silently dropping committed batches; so does a frame after the rotation frame.
+ * written only after the damaged one was durable), so it is reported in `damage` for recovery to
+ * refuse (or, when told to accept the loss, to cut); a frame after the rotation frame throws
+ * {@link JournalCorruptError}.
  */
 export async function readJournal(path: string): Promise<JournalContents> {
   const data = await readFile(path);
   const contents: JournalContents = {
     path, header: null, headerProblem: null, textFormat: false, batches: [], rotation: null,
-    validBytes: 0, tornBytes: 0, tornFrames: 0, tornReason: null,
+    validBytes: 0, tornBytes: 0, tornFrames: 0, tornReason: null, damage: null,
   };
   try {
     contents.header = decodeFileHeader(data);
@@ -109,10 +131,8 @@ export async function readJournal(path: string): Promise<JournalContents> {
       for (let at = offset + 1; at + FRAME_HEADER_BYTES <= data.length; at++) {
         const later = readFrame(data, at);
         if (later.ok && later.groupStart) {
-          throw new JournalCorruptError(
-            `journal ${path} is damaged at byte ${offset} (${read.reason}) and a later write group starts intact at byte ${at}, ` +
-              'so this is damage, not a torn write. Refusing to open; restore the folder from a backup.',
-          );
+          contents.damage = `${path} is damaged at byte ${offset} (${read.reason}) and a later write group starts intact at byte ${at}, so this is damage, not a torn write`;
+          break;
         }
       }
       contents.tornReason = read.reason;
@@ -151,7 +171,7 @@ export class JournalWriter {
    */
   static async create(dir: string, generation: number, baseSeq: number): Promise<JournalWriter> {
     const path = join(dir, journalName(generation));
-    const fd = await openAsync(path, 'w');
+    const fd = await openAsync(path, 'w', PRIVATE_FILE_MODE);
     try {
       const header = encodeFileHeader({ generation, baseSeq });
       writeSync(fd, header);
@@ -199,7 +219,7 @@ export class JournalWriter {
     const before = this.bytes;
     try {
       let written = 0;
-      while (written < chunk.length) written += writeSync(this.fd, chunk, written, chunk.length - written);
+      while (written < chunk.length) written += journalSyscalls.writeSync(this.fd, chunk, written, chunk.length - written);
       this.bytes += chunk.length;
     } catch (error) {
       this.cutBackTo(before);
@@ -219,12 +239,24 @@ export class JournalWriter {
 
   /** fdatasync on the thread pool: resolves once every appended byte is on stable storage. */
   sync(): Promise<void> {
-    return fdatasyncAsync(this.fd);
+    return journalSyscalls.fdatasync(this.fd);
   }
 
   /** fdatasync on the calling thread: returns once every appended byte is on stable storage. */
   syncNow(): void {
-    fdatasyncSync(this.fd);
+    journalSyscalls.fdatasyncSync(this.fd);
+  }
+
+  /**
+   * Cuts the file back to `length` bytes and makes that durable, or throws.
+   * @remarks Used after an append or its fdatasync failed: whatever the failed write left in the
+   * page cache past `length` is dropped, and the bytes before it were durable already, so the file
+   * is again exactly what was acknowledged and appends can go on.
+   */
+  truncateDurably(length: number): void {
+    ftruncateSync(this.fd, length);
+    this.bytes = length;
+    journalSyscalls.fdatasyncSync(this.fd);
   }
 
   /** Closes the file descriptor. */

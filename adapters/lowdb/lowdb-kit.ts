@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import type { BatchOp, DocumentHead, Storage } from '../../src/ports.ts';
+import { AckRecorder } from './ack-record.ts';
+import { FILE_HEADER_BYTES, readFrame } from './journal-codec.ts';
 import { lowdbStorage, type LowdbStorageOptions } from './index.ts';
 
 const tempDirs: string[] = [];
@@ -82,4 +84,24 @@ export async function openError(dir: string, options: Omit<LowdbStorageOptions, 
     },
     (error: Error) => error.message,
   );
+}
+
+/**
+ * Sets the acknowledgment record of `dir` (a crash copy) to batch `seq`: what it held when a crash
+ * interrupted the write of the batches after `seq`, which were therefore never acknowledged.
+ */
+export async function acknowledgedUpTo(dir: string, seq: number): Promise<void> {
+  await (await AckRecorder.open(dir, { seq, generation: 0, bytes: 0 })).close();
+}
+
+/** Start offsets of the intact frames of a journal file's bytes. */
+export function frameStarts(data: Buffer): number[] {
+  const starts: number[] = [];
+  for (let at = FILE_HEADER_BYTES; at < data.length; ) {
+    const read = readFrame(data, at);
+    if (!read.ok) break;
+    starts.push(at);
+    at = read.end;
+  }
+  return starts;
 }

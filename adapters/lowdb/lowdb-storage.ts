@@ -3,15 +3,17 @@
  * state checkpointed through lowdb now and then.
  * @module
  */
-import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Low } from 'lowdb';
+import { StorageUnavailableError } from '../../src/errors.ts';
 import type { BatchOp, Storage } from '../../src/ports.ts';
+import { AckRecorder } from './ack-record.ts';
 import { ChangeNotifier } from '../core/change-notifier.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import { CHECKPOINT_FILE, DurableCheckpointFile } from './checkpoint-file.ts';
 import { Checkpointer, type JournalSlot } from './checkpointer.ts';
 import { acquireDirLock } from './dir-lock.ts';
+import { isDiskFull, makePrivateDir } from './durable-fs.ts';
 import { GroupCommitter } from './group-commit.ts';
 import { emptyCheckpoint, recover, type RecoveryReport } from './recovery.ts';
 
@@ -32,14 +34,25 @@ export interface LowdbStorageOptions {
    */
   fsync?: boolean;
   /**
-   * Run fdatasync on libuv's thread pool instead of the event loop. Default false. Off-thread, the
-   * event loop keeps serving reads during each fdatasync, at the cost of a thread hop per group.
+   * Run fdatasync on libuv's thread pool instead of the event loop. Default true: the event loop
+   * keeps serving reads during each fdatasync, at the cost of a thread hop per group (figures in
+   * docs/guarantees.md, "The event loop and the disk"). `false` syncs on the event loop, like Redis's
+   * `appendfsync always`: a little faster for a lone writer on an idle disk, but every request waits
+   * for every sync.
    */
   fsyncOffThread?: boolean;
   /**
-   * Called once while opening, before `lowdbStorage` resolves, when recovery discarded the torn tail
-   * of the newest journal (a write that a crash interrupted, so it was never acknowledged). The
-   * same report is in {@link LowdbStats.recovery}.
+   * Open the folder even when acknowledged writes are lost (the journal is shorter than the
+   * acknowledgment record says, or damaged before its last write), keeping what is intact; the
+   * loss is reported through {@link onRecovery} with `dataLoss: true`. Default false: such a folder
+   * is refused with a {@link JournalDataLossError} that says what is lost.
+   */
+  acceptDataLoss?: boolean;
+  /**
+   * Called once while opening, before `lowdbStorage` resolves, when recovery discarded anything:
+   * normally the torn tail of the newest journal (a write a crash interrupted before it was
+   * acknowledged); with {@link acceptDataLoss}, also lost acknowledged batches (`dataLoss: true`).
+   * The same report is in {@link LowdbStats.recovery}.
    */
   onRecovery?: (report: RecoveryReport) => void;
 }
@@ -66,6 +79,10 @@ export interface LowdbStats {
   checkpointRunning: boolean;
   /** Message of the last failed background checkpoint, if any (it is retried later). */
   lastCheckpointError: string | null;
+  /** Groups refused because the disk was full (each answered StorageUnavailableError, nothing kept). */
+  diskFullRefusals: number;
+  /** The last batch handed to the acknowledgment record (`ACKED`). */
+  acknowledgedSeq: number;
 }
 
 /** The lowdb storage: a {@link Storage} plus counters and an explicit checkpoint. */
@@ -92,7 +109,8 @@ export const MIN_JOURNAL_BYTES = 1024 * 1024;
 /**
  * Opens (or creates) a storage folder and returns the storage. The embedded default.
  * @remarks
- * Files in `dir`: `LOCK` (pid, start time and boot id of the process that has it open),
+ * Files in `dir` (the folder is made 0700, every file 0600): `LOCK` (pid, start time and boot id
+ * of the process that has it open), `ACKED` (the last acknowledged batch; see ack-record.ts),
  * `journal-<generation>.log` (a header naming its generation and the batch it follows, then one
  * binary frame per committed batch with Yjs bytes stored raw; see journal-codec.ts) and
  * `checkpoint.json` (the whole state as of a journal generation plus the journal that follows it,
@@ -100,13 +118,17 @@ export const MIN_JOURNAL_BYTES = 1024 * 1024;
  * - Durability: `commit` resolves only after its batch's frame is written and fdatasync'ed.
  *   Commits issued in the same event-loop turn (or while an off-thread fdatasync is in flight) are
  *   written together as one group and share one fdatasync (group commit), so throughput grows with
- *   concurrency. By default the write and fdatasync run on the event loop once per group, like
- *   Redis's `appendfsync always`: no thread hop per commit, but the loop waits for the disk for one
- *   fdatasync per group; set `fsyncOffThread` to keep the loop free instead.
+ *   concurrency. By default the fdatasync runs on libuv's thread pool, so the event loop keeps
+ *   serving reads while the disk syncs (`fsyncOffThread: false` syncs on the loop instead).
  * - Atomicity: a batch is one frame; recovery discards a torn tail (reported through `onRecovery`
- *   and `stats().recovery`) and never applies half of a batch.
- *   A batch is applied in memory only after its frame is durable; if a journal write fails, that
- *   group and all queued batches reject and the storage accepts no further commits.
+ *   and `stats().recovery`) and never applies half of a batch. A journal that lost acknowledged
+ *   batches (shorter than `ACKED` says, or damaged before its last write group) is refused with a
+ *   `JournalDataLossError` unless `acceptDataLoss` is set (docs/guarantees.md).
+ * - A full disk (ENOSPC/EDQUOT) refuses the group with a `StorageUnavailableError` after cutting
+ *   the journal back durably; later commits are taken again once the disk has room.
+ *   A batch is applied in memory only after its frame is durable; if a journal write fails for
+ *   another reason than a full disk, that group and all queued batches reject and the storage
+ *   accepts no further commits.
  * - Racing commits resolve like the memory adapter's: validated in call order against the state
  *   plus the batches queued ahead, first wins.
  * - Checkpoints: when the journal passes half the last checkpoint's size (and 1 MiB) or
@@ -129,14 +151,14 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
   const dir = resolve(options.dir);
   const checkpointEveryBytes = options.checkpointEveryBytes ?? DEFAULT_CHECKPOINT_EVERY_BYTES;
   const fsync = options.fsync ?? true;
-  const fsyncOffThread = options.fsyncOffThread ?? false;
-  await mkdir(dir, { recursive: true });
+  const fsyncOffThread = options.fsyncOffThread ?? true;
+  await makePrivateDir(dir);
   const lock = await acquireDirLock(dir);
   const checkpointFile = new DurableCheckpointFile(join(dir, CHECKPOINT_FILE));
   const checkpoints = new Low<CheckpointState>(checkpointFile, emptyCheckpoint());
   let recovered;
   try {
-    recovered = await recover(dir, checkpoints, () => checkpointFile.found);
+    recovered = await recover(dir, checkpoints, () => checkpointFile.found, { acceptDataLoss: options.acceptDataLoss ?? false });
     if (recovered.needsCheckpoint) {
       // A new (or version-1) folder: name the journal just created, so that losing it is detected.
       const journal = recovered.journal;
@@ -149,10 +171,20 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     throw error;
   }
   const { core, replayed, report } = recovered;
-  if (report !== null) options.onRecovery?.(report);
   const journal: JournalSlot = { current: recovered.journal };
+  const ackPoint = () => ({ seq: committer.appliedSeq, generation: journal.current.generation, bytes: journal.current.size });
+  let acks: AckRecorder;
+  try {
+    acks = await AckRecorder.open(dir, { seq: recovered.lastSeq, generation: recovered.journal.generation, bytes: recovered.journal.size });
+  } catch (error) {
+    await recovered.journal.close().catch(() => {});
+    await lock.release();
+    throw error;
+  }
+  if (report !== null) options.onRecovery?.(report);
   const notifier = new ChangeNotifier();
   let fsyncs = 0;
+  let diskFullRefusals = 0;
   let closed = false;
   let closing: Promise<void> | null = null;
 
@@ -161,15 +193,29 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     {
       async write(chunk) {
         const file = journal.current;
-        file.append(chunk);
-        if (!fsync) return;
-        if (fsyncOffThread) await file.sync();
-        else file.syncNow();
-        fsyncs++;
+        const before = file.size;
+        try {
+          file.append(chunk);
+          if (!fsync) return;
+          if (fsyncOffThread) await file.sync();
+          else file.syncNow();
+          fsyncs++;
+        } catch (error) {
+          if (!isDiskFull(error)) throw error;
+          try {
+            file.truncateDurably(before);
+          } catch {
+            throw error; // the journal's end is uncertain: the committer refuses further commits
+          }
+          diskFullRefusals++;
+          throw new StorageUnavailableError(`the disk holding ${dir} is full (${(error as { code?: string }).code}); the write was not stored`, { retryAfterMs: 5000, cause: error });
+        }
       },
     },
     recovered.lastSeq,
     () => {
+      // Only durable groups get here (fsync on): the record never claims more than the journal holds.
+      if (fsync) acks.note(ackPoint());
       if (closed || checkpointer.running !== null) return;
       const size = journal.current.size;
       if (size >= checkpointEveryBytes || (size >= MIN_JOURNAL_BYTES && 2 * size >= checkpointFile.bytes)) void checkpointer.start().catch(() => {});
@@ -195,6 +241,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
       // so the next open replays nothing and still finds the journal the checkpoint names.
       await checkpointer.write(await checkpointer.rotate());
     } finally {
+      await acks.close();
       await journal.current.close().catch(() => {});
       await lock.release();
     }
@@ -233,6 +280,8 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
       recovery: report,
       checkpointRunning: checkpointer.running !== null,
       lastCheckpointError: checkpointer.lastError,
+      diskFullRefusals,
+      acknowledgedSeq: acks.point.seq,
     }),
     close() {
       closed = true;

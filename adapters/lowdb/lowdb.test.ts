@@ -204,7 +204,7 @@ test('close writes a checkpoint naming a fresh empty journal, removes the older 
   const storage = await lowdbStorage({ dir });
   await storage.commit([create('d1'), put('k', 1)]);
   await storage.close();
-  assert.equal((await readdir(dir)).sort(), ['checkpoint.json', 'journal-000002.log']);
+  assert.equal((await readdir(dir)).sort(), ['ACKED', 'checkpoint.json', 'journal-000002.log']);
   assert.is((await readFile(join(dir, 'journal-000002.log'))).length, FILE_HEADER_BYTES, 'the new journal holds only its header');
   assert.is(JSON.parse(await readFile(join(dir, 'checkpoint.json'), 'utf8')).nextJournal, 2);
   assert.is(storage.stats().checkpoints, 1);

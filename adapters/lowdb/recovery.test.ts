@@ -7,24 +7,13 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lowdbStorage } from './index.ts';
-import { FILE_HEADER_BYTES, encodeFileHeader, readFrame } from './journal-codec.ts';
+import { encodeFileHeader } from './journal-codec.ts';
 import type { RecoveryReport } from './recovery.ts';
-import { append, crashCopy, create, dump, head, journalOf, openError, put, removeTempDirs, tempDir, text } from './lowdb-kit.ts';
+import { acknowledgedUpTo, append, crashCopy, create, dump, frameStarts, head, journalOf, openError, put, removeTempDirs, tempDir, text } from './lowdb-kit.ts';
 
 const test = suite('lowdb recovery');
 test.after(removeTempDirs);
 
-/** Start offsets of the frames of a journal file, and its length. */
-function frameStarts(data: Buffer): number[] {
-  const starts: number[] = [];
-  for (let at = FILE_HEADER_BYTES; at < data.length; ) {
-    const read = readFrame(data, at);
-    if (!read.ok) break;
-    starts.push(at);
-    at = read.end;
-  }
-  return starts;
-}
 
 test('a torn tail is discarded, cut off before new appends, and reported through onRecovery and stats', async () => {
   const dir = await tempDir();
@@ -52,7 +41,7 @@ test('a torn tail is discarded, cut off before new appends, and reported through
     const reports: RecoveryReport[] = [];
     const reopened = await lowdbStorage({ dir: copy, onRecovery: (r) => reports.push(r) });
     assert.equal(await dump(reopened, ['d1']), expected, `${what}: state is the last complete batch`);
-    assert.equal(reports.map(({ reason, ...r }) => r), [{ journal: path, offset, bytes: tail.length, batches }], `${what}: reported`);
+    assert.equal(reports.map(({ reason, ...r }) => r), [{ journal: path, offset, bytes: tail.length, batches, recoveredSeq: 3, acknowledgedSeq: 3, dataLoss: false }], `${what}: reported`);
     assert.equal(reopened.stats().recovery, reports[0]);
     assert.is(reopened.stats().tornBytesOnOpen, tail.length);
     await reopened.commit([append('d1', 4)]);
@@ -74,6 +63,7 @@ test('damage inside the last write group is a torn write: the whole group is dis
   await Promise.all(['d1', 'd2', 'd3'].map((ref) => storage.commit([append(ref, 2, 100)])));
   assert.is(storage.stats().fsyncs, 2, 'the three appends went out as one group');
   const copy = await crashCopy(dir);
+  await acknowledgedUpTo(copy, 1); // the crash came while the last group was being written
   const path = await journalOf(copy);
   const data = await readFile(path);
   const starts = frameStarts(data);
@@ -82,7 +72,7 @@ test('damage inside the last write group is a torn write: the whole group is dis
   const reports: RecoveryReport[] = [];
   const reopened = await lowdbStorage({ dir: copy, onRecovery: (r) => reports.push(r) });
   assert.equal(await dump(reopened, ['d1', 'd2', 'd3']), before);
-  assert.equal(reports.map((r) => [r.offset, r.bytes, r.batches]), [[starts[1], data.length - starts[1], 3]]);
+  assert.equal(reports.map((r) => [r.offset, r.bytes, r.batches, r.dataLoss]), [[starts[1], data.length - starts[1], 3, false]]);
   await reopened.close();
   await storage.close();
 });
@@ -100,9 +90,11 @@ test('damage followed by a later write group refuses to open, naming the file an
   const second = frameStarts(data)[1];
   data[second + 60] ^= 0x01;
   await writeFile(path, data);
+  await acknowledgedUpTo(copy, 0); // even an acknowledgment record that lags proves nothing here
   const message = await openError(copy);
-  assert.match(message, new RegExp(`journal ${path} is damaged at byte ${second}`));
-  assert.match(message, /Refusing to open/);
+  assert.match(message, new RegExp(`${path} is damaged at byte ${second}`));
+  assert.match(message, /would lose acknowledged writes/);
+  assert.match(message, /acceptDataLoss: true/);
   assert.not.ok((await readdir(copy)).includes('LOCK'), 'a failed open releases the lock');
 });
 

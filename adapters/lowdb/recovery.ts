@@ -12,7 +12,8 @@ import { MemoryCore } from '../core/memory-core.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import { CHECKPOINT_FILE } from './checkpoint-file.ts';
 import { fsyncDir } from './durable-fs.ts';
-import { JournalCorruptError, JournalWriter, journalName, listJournalGenerations, readJournal, type JournalContents } from './journal-file.ts';
+import { ACK_FILE, readAckRecord } from './ack-record.ts';
+import { JournalCorruptError, JournalDataLossError, JournalWriter, journalName, listJournalGenerations, readJournal, type JournalContents } from './journal-file.ts';
 
 /** The checkpoint of an empty folder: covers generation 0, names no journal yet. */
 export function emptyCheckpoint(): CheckpointState {
@@ -20,8 +21,10 @@ export function emptyCheckpoint(): CheckpointState {
 }
 
 /**
- * What recovery discarded when it opened a folder: the torn tail of the newest journal, left by a
- * crash during a write that was therefore never acknowledged.
+ * What recovery discarded when it opened a folder. Normally (`dataLoss: false`) the torn tail of
+ * the newest journal, left by a crash during a write, beyond the last batch the acknowledgment
+ * record ({@link ACK_FILE}) vouches for. With `acceptDataLoss`, also acknowledged batches that a
+ * damaged or cut journal no longer holds (`dataLoss: true`).
  */
 export interface RecoveryReport {
   /** The journal file that was cut. */
@@ -37,6 +40,18 @@ export interface RecoveryReport {
   batches: number;
   /** What was wrong at `offset`. */
   reason: string;
+  /** The last batch kept. */
+  recoveredSeq: number;
+  /** The last batch the acknowledgment record vouches for; null when the folder has none (older versions, `fsync: false`). */
+  acknowledgedSeq: number | null;
+  /** True when acknowledged batches were lost and the folder was opened only because `acceptDataLoss` said so. */
+  dataLoss: boolean;
+}
+
+/** How to open a folder. */
+export interface RecoverOptions {
+  /** Open even when acknowledged batches are lost, keeping what is intact (see {@link JournalDataLossError}). */
+  acceptDataLoss?: boolean;
 }
 
 /** The state of a folder after {@link recover}. */
@@ -68,6 +83,23 @@ function refuse(message: string): never {
 /** The refusal for a journal in the version-1 text format, with what to do. */
 function textJournal(path: string): string {
   return `${path} is a version-1 text journal; open and close the folder with the knowledge-workspace version that wrote it (closing folds the journal into the checkpoint), then open it here`;
+}
+
+/** What is lost and how to open anyway, for {@link JournalDataLossError}. */
+function dataLossMessage(dir: string, contents: JournalContents | null, seq: number, ack: { seq: number; generation: number; bytes: number } | null): string {
+  const what: string[] = [];
+  if (ack !== null && ack.seq > seq) {
+    what.push(`batches ${seq + 1} to ${ack.seq} were acknowledged (${join(dir, ACK_FILE)} records batch ${ack.seq} in journal generation ${ack.generation} at ${ack.bytes} bytes) but are not in the journal`);
+  }
+  if (contents?.damage) what.push(`${contents.damage}: the ${contents.tornFrames} frame(s) from there on held acknowledged batches`);
+  const kept = contents
+    ? `${contents.path} is intact up to byte ${contents.validBytes} of ${contents.validBytes + contents.tornBytes}${contents.tornReason ? ` (then: ${contents.tornReason})` : ''}, holding the batches up to ${seq}`
+    : `the state recovered holds the batches up to ${seq}`;
+  return (
+    `lowdb storage: opening ${dir} would lose acknowledged writes: ${what.join('; ')}. ${kept}. ` +
+    'Nothing was changed and the folder was not opened. Restore the folder from a backup; or, to start anyway with what is intact ' +
+    '(the lost batches are then gone for good), open it with lowdbStorage({ dir, acceptDataLoss: true }) or kw serve --accept-data-loss.'
+  );
 }
 
 /** Who vouches for journal `g`: the checkpoint, or the rotation frame of journal g - 1. */
@@ -121,8 +153,10 @@ async function readChain(dir: string, checkpoint: CheckpointState, checkpointFou
  * checkpoint's rename and their removal; they are removed. A torn tail of the newest journal is
  * discarded, cut off the file before anything new is appended, and reported.
  */
-export async function recover(dir: string, checkpoints: Low<CheckpointState>, checkpointFound: () => boolean): Promise<Recovered> {
+export async function recover(dir: string, checkpoints: Low<CheckpointState>, checkpointFound: () => boolean, options: RecoverOptions = {}): Promise<Recovered> {
   await rm(`${join(dir, CHECKPOINT_FILE)}.tmp`, { force: true });
+  const ackRecord = await readAckRecord(dir);
+  const ack = typeof ackRecord === 'object' ? ackRecord : null;
   await checkpoints.read();
   const checkpoint = checkpoints.data;
   checkpoints.data = emptyCheckpoint();
@@ -165,9 +199,26 @@ export async function recover(dir: string, checkpoints: Low<CheckpointState>, ch
     } else if (!newest) {
       refuse(`${contents.path} has no rotation frame although ${journalName(g + 1)} follows it`);
     }
-    if (newest && contents.tornBytes > 0) {
-      report = { journal: contents.path, offset: contents.validBytes, bytes: contents.tornBytes, batches: contents.tornFrames, reason: contents.tornReason ?? 'a torn frame' };
+    if (newest) {
+      const lost = contents.damage !== null || (ack !== null && ack.seq > seq);
+      if (lost && !options.acceptDataLoss) throw new JournalDataLossError(dataLossMessage(dir, contents, seq, ack));
+      if (lost || contents.tornBytes > 0) {
+        report = {
+          journal: contents.path,
+          offset: contents.validBytes,
+          bytes: contents.tornBytes,
+          batches: contents.tornBytes > 0 ? contents.tornFrames : 0,
+          reason: contents.damage ?? contents.tornReason ?? (lost ? 'the journal ends before the acknowledged batches' : 'a torn frame'),
+          recoveredSeq: seq,
+          acknowledgedSeq: ack?.seq ?? null,
+          dataLoss: lost,
+        };
+      }
     }
+  }
+  if (chain.length === 0 && ack !== null && ack.seq > seq) {
+    if (!options.acceptDataLoss) throw new JournalDataLossError(dataLossMessage(dir, null, seq, ack));
+    report = { journal: join(dir, journalName(checkpoint.generation + 1)), offset: 0, bytes: 0, batches: 0, reason: 'no journal holds the acknowledged batches', recoveredSeq: seq, acknowledgedSeq: ack.seq, dataLoss: true };
   }
   if (chain.length === 0) {
     const journal = await JournalWriter.create(dir, checkpoint.generation + 1, seq);

@@ -2,7 +2,7 @@
  * Errors as responses: the one place an error becomes a status, an envelope and headers.
  * @module
  */
-import { isServiceError, ServiceError, type ApiError } from '../errors.ts';
+import { isServiceError, isStorageUnavailable, ServiceError, type ApiError } from '../errors.ts';
 import type { RequestContext } from './context.ts';
 import { baseHeaders, errorBody, JSON_TYPE } from './envelope.ts';
 import { retryAfterSeconds } from './http-util.ts';
@@ -34,11 +34,18 @@ export function errorResponse(ctx: RequestContext, e: ServiceError, extraHeaders
 }
 
 /**
- * Any throwable as a response. Unknown throwables become INTERNAL_ERROR and are logged once, with
- * the requestId, through `log`.
+ * Any throwable as a response. A storage that cannot write for now (`StorageUnavailableError`, by
+ * name) is 503 TEMPORARILY_UNAVAILABLE with Retry-After. Unknown throwables become INTERNAL_ERROR
+ * and are logged once, with the requestId, through `log`.
  */
 export function failureResponse(ctx: RequestContext, e: unknown, log: (line: object) => void): PlainResponse {
   if (isServiceError(e)) return errorResponse(ctx, e);
+  if (isStorageUnavailable(e)) {
+    // The storage cannot write for now (disk full, database down): retryable, nothing was kept.
+    log({ level: 'warn', msg: 'storage unavailable', requestId: ctx.requestId, error: e.message });
+    const retryAfterMs = typeof e.retryAfterMs === 'number' ? e.retryAfterMs : 5000;
+    return errorResponse(ctx, new ServiceError('TEMPORARILY_UNAVAILABLE', `The server cannot store writes at the moment (${e.message}); nothing was changed. Reads still work; retry later with the same idempotency key.`, { retryAfterMs }));
+  }
   const err = e instanceof Error ? e : new Error(String(e));
   log({
     level: 'error',

@@ -123,15 +123,98 @@ test('job events: 204 ends at once; an error answer throws its contract code; id
   assert.is(garbledError, 'INVALID_RESPONSE');
   assert.is(garbled.requests.length, 1, 'a garbled event is reported, not retried');
 
-  const quiet = scripted(Array.from({ length: 5 }, () => () => sse(': keep-alive\n\n')));
+  const broken = (): PlainResponse => ({
+    status: 200,
+    headers: { 'content-type': 'text/event-stream' },
+    stream: (async function* () {
+      throw new Error('connection reset before any byte');
+    })(),
+  });
+  const dead = scripted(Array.from({ length: 5 }, () => broken));
   let idleError = '';
   try {
-    for await (const _ of createClient({ baseUrl: 'http://kw.local', token: 't', fetch: quiet.fetch }).jobEvents(jobId, { maxReconnectDelayMs: 1, maxIdleReconnects: 3 })) void _;
+    for await (const _ of createClient({ baseUrl: 'http://kw.local', token: 't', fetch: dead.fetch }).jobEvents(jobId, { maxReconnectDelayMs: 1, maxIdleReconnects: 3 })) void _;
   } catch (e) {
     idleError = isApiClientError(e) ? e.code : String(e);
   }
-  assert.is(idleError, 'NETWORK_ERROR');
-  assert.is(quiet.requests.length, 4);
+  assert.is(idleError, 'NETWORK_ERROR', 'connections that break before delivering anything are bounded');
+  assert.is(dead.requests.length, 4);
+});
+
+test('job events: keep-alives and clean closes are liveness: a quiet job is followed past maxIdleReconnects to its terminal event', async () => {
+  const quiet = scripted([
+    ...Array.from({ length: 8 }, (_, i) => () => (i % 2 === 0 ? sse(': keep-alive\n\n') : sse())),
+    () => ({
+      status: 200,
+      headers: { 'content-type': 'text/event-stream' },
+      stream: (async function* () {
+        yield ': keep-alive\n\n';
+        throw new Error('dropped after a keep-alive');
+      })(),
+    }),
+    () => sse(event(1, 'job.cancelled', 'cancelled')),
+  ]);
+  const kinds: string[] = [];
+  for await (const e of createClient({ baseUrl: 'http://kw.local', token: 't', fetch: quiet.fetch }).jobEvents(jobId, { maxReconnectDelayMs: 1, maxIdleReconnects: 2 })) kinds.push(e.kind);
+  assert.equal(kinds, ['job.cancelled']);
+  assert.is(quiet.requests.length, 10);
+});
+
+test('job events over the real API: a waiting job whose streams keep closing is followed until it ends', async () => {
+  const { memoryStorage } = await import('../../adapters/memory/index.ts');
+  const { createEngine } = await import('../engine.ts');
+  const { createApiHandler } = await import('../api/handler.ts');
+  const { ScriptedRunner, specBody, untilAborted } = await import('../jobs/jobs-kit.ts');
+  const runner = new ScriptedRunner([(ctx) => ctx.setPhase('planning'), untilAborted], true);
+  const engine = createEngine({ storage: memoryStorage(), runner });
+  const operatorKey = 'k'.repeat(32);
+  // Streams close after 30 ms, keep-alives every 10 ms: the contract's 20 s and 15 s, shrunk.
+  const handler = createApiHandler({ engine, operatorKey, log: () => undefined, eventStreams: { maxMs: 30, keepAliveMs: 10, retryMs: 1 } });
+  const fetch = createFetch(handler);
+  try {
+    const res = await fetch('http://kw.local/operator/v1/credentials', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ label: 'events', scopes: ['research:read', 'research:run', 'inquiry:create', 'knowledge:propose', 'document:create', 'document:read', 'document:write'] }),
+    });
+    const token = ((await res.json()) as { data: { token: string } }).data.token;
+    const started = await fetch('http://kw.local/api/v1/research-jobs', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'quiet-job-start-0001' },
+      body: JSON.stringify(specBody()),
+    });
+    assert.is(started.status, 202, await started.clone().text());
+    const job = ((await started.json()) as { data: { jobId: string } }).data;
+    let connections = 0;
+    const counting = createClient({
+      baseUrl: 'http://kw.local',
+      token,
+      fetch: (input, init) => {
+        if (String(input instanceof Request ? input.url : input).includes('/events')) connections++;
+        return fetch(input, init);
+      },
+    });
+    const kinds: string[] = [];
+    for await (const e of counting.jobEvents(job.jobId, { maxReconnectDelayMs: 1, maxIdleReconnects: 2 })) {
+      kinds.push(e.kind);
+      if (e.kind === 'job.phase') {
+        // Quiet from here: let several streams close with nothing but keep-alives, then cancel.
+        void (async () => {
+          while (connections < 8) await new Promise((r) => setTimeout(r, 5));
+          const head = await fetch(`http://kw.local/api/v1/research-jobs/${job.jobId}`, { headers: { authorization: `Bearer ${token}` } });
+          await fetch(`http://kw.local/api/v1/research-jobs/${job.jobId}/cancellations`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': 'quiet-job-cancel-0002', 'service-if-revision': head.headers.get('service-revision')! },
+            body: JSON.stringify({ v: 1 }),
+          });
+        })();
+      }
+    }
+    assert.ok(connections >= 8, `followed across ${connections} connections`);
+    assert.is(kinds.at(-1), 'job.cancelled', kinds.join(','));
+  } finally {
+    await engine.close();
+  }
 });
 
 test('job events over the real API: an unknown job is NOT_FOUND', async () => {

@@ -3,6 +3,12 @@
  * yields each event, reconnects after the server's `retry` time with `Last-Event-ID` when a stream
  * closes before the terminal event, and ends after `job.succeeded`, `job.failed` or `job.cancelled`
  * (or on 204, which says the job is terminal and nothing follows the cursor).
+ *
+ * A quiet job is not a dead one: the server closes every stream after a while (the contract's 20 s)
+ * and sends keep-alive comments while nothing happens, so a connection that delivered any byte (a
+ * `retry:` line, a keep-alive, an event) or closed cleanly proves the server alive and the follower
+ * keeps following, however long the job waits, until its terminal event or the caller's abort.
+ * Only connections that fail before delivering anything count towards giving up.
  * @module
  */
 import type { AnyOperation } from '../api/registry/index.ts';
@@ -27,7 +33,10 @@ export interface FollowOptions {
   reconnectDelayMs?: number;
   /** Cap on the server's reconnection delay (tests use a small one); default none. */
   maxReconnectDelayMs?: number;
-  /** Consecutive reconnections that bring no event before giving up; default 5. */
+  /**
+   * Consecutive connections that break before delivering a single byte (no `retry:`, no keep-alive,
+   * no event, no clean close) before giving up; default 5. Clean closes and keep-alives never count.
+   */
   maxIdleReconnects?: number;
 }
 
@@ -60,9 +69,17 @@ export async function* followJobEvents(op: AnyOperation, settings: CallSettings,
         attempts,
       });
     }
-    let sawEvent = false;
+    let alive = false;
+    const body = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          if (chunk.byteLength > 0) alive = true;
+          controller.enqueue(chunk);
+        },
+      }),
+    );
     try {
-      for await (const item of parseSse(response.body)) {
+      for await (const item of parseSse(body)) {
         if (item.type === 'retry') {
           delay = item.ms;
           continue;
@@ -75,20 +92,20 @@ export async function* followJobEvents(op: AnyOperation, settings: CallSettings,
         } catch (e) {
           throw new ApiClientError({ status: 200, code: 'INVALID_RESPONSE', message: `event ${item.event.id ?? '?'} carries data that is not JSON`, retryable: false, operationId: op.operationId, attempts, cause: e });
         }
-        sawEvent = true;
         yield event;
         if (TERMINAL_EVENT_KINDS.has(event.kind)) return;
       }
+      alive = true; // a clean close: the server ends every stream after a while
     } catch (e) {
       if (signal?.aborted || isApiClientError(e)) throw e;
       // the connection dropped mid-stream: resume below
     }
-    idle = sawEvent ? 0 : idle + 1;
+    idle = alive ? 0 : idle + 1;
     if (idle > (options.maxIdleReconnects ?? 5)) {
       throw new ApiClientError({
         status: 0,
         code: 'NETWORK_ERROR',
-        message: `the event stream of ${jobId} closed ${idle} times in a row without an event`,
+        message: `the event stream of ${jobId} broke ${idle} times in a row before delivering anything`,
         retryable: true,
         operationId: op.operationId,
         attempts: idle,

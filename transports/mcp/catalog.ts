@@ -15,8 +15,8 @@ export interface ToolSpec {
   description: string;
   inputSchema: JsonSchema & { type: 'object' };
   op: AnyOperation;
-  /** Argument name → where it goes on the request. */
-  args: Map<string, { in: 'path' | 'query' | 'header'; wire: string }>;
+  /** Argument name → where it goes on the request (`tool`: read by the tool itself, never sent). */
+  args: Map<string, { in: 'path' | 'query' | 'header' | 'tool'; wire: string }>;
   readOnly: boolean;
   /**
    * Whether a body of this tool carries its idempotency key inside (`idempotencyKey`, as library
@@ -49,10 +49,21 @@ const HIDDEN_HEADERS = new Set(['accept', 'ifNoneMatch']);
 /** Headers a tool keeps for the caller: optional arguments, remembered by the session when omitted. */
 const KEPT_HEADERS = new Set(['ifRevision', 'idempotencyKey', 'lastEventId']);
 
+/** Arguments a tool reads itself (never sent to the API), per operation. */
+const TOOL_ARGS: Readonly<Record<string, Record<string, JsonSchema>>> = {
+  mutateDocument: {
+    replan: {
+      type: 'boolean',
+      default: false,
+      description: 'On a stale revision (412), re-read the document and send this same mutation against the current revision when every block it names still exists (at most twice). Default false: a stale revision is an error result.',
+    },
+  },
+};
+
 /** Extra guidance per operation, for the agent reading the tool list. */
 const NOTES: Readonly<Record<string, string>> = {
   mutateDocument:
-    'The tool keeps the document revision of your last read or write (ifRevision may be omitted) and the idempotency key of an intent (an identical call in this session is a retry of the same intent and is applied once). On 412 it re-reads the document and sends the mutation again against the new revision when every block it names still exists; otherwise it reports what changed.',
+    'The tool keeps the document revision of your last read or write in this session (ifRevision may then be omitted) and the idempotency key of an intent (an identical call in this session is a retry of the same intent and is applied once). It keeps the contract\'s guards: with no revision given or remembered the result is an error PRECONDITION_REQUIRED, and when the document changed since that revision an error PRECONDITION_FAILED; both carry currentRevision and nothing is changed. Read the document again (getDocument format=blocks), check your plan, and call again with ifRevision=currentRevision. Only with replan=true does the tool, on PRECONDITION_FAILED, re-read the document itself and send the same mutation against the new revision when every block it names still exists.',
   cancelResearchJob: 'ifRevision may be omitted: the tool reads the job first. Body is {"v":1}.',
   listResearchJobEvents: 'Follow a job: the tool remembers the cursor per job, so calling it again returns the events since the last call; `terminal` tells when the job has ended.',
   getResearchJobReport: 'Export a report: format markdown (text) or rich-json (also needs document:read).',
@@ -113,6 +124,10 @@ function buildTool(op: AnyOperation, doc: OpenApiDoc): ToolSpec {
   if (op.input.bytes) {
     properties.bytesBase64 = { type: 'string', contentEncoding: 'base64', description: `${op.input.bytes.description} Base64; at most ${op.input.bytes.maxBytes} bytes once decoded.` };
     required.push('bytesBase64');
+  }
+  for (const [name, schema] of Object.entries(TOOL_ARGS[op.operationId] ?? {})) {
+    properties[name] = schema;
+    args.set(name, { in: 'tool', wire: name });
   }
   const inputSchema: ToolSpec['inputSchema'] = { type: 'object', properties, required, additionalProperties: false };
   if (Object.keys(defs).length) inputSchema.$defs = defs;

@@ -61,6 +61,26 @@ async function connected(handler: ReturnType<typeof createApiHandler>, token: st
 
 const para = (markdown: string) => ({ type: 'paragraph', markdown });
 
+/**
+ * A document with blocks A and B made through the session, then changed by another writer behind
+ * its back (`other` gets A's and B's ids): the session's remembered revision is stale.
+ */
+async function raced(s: Awaited<ReturnType<typeof service>>, c: Awaited<ReturnType<typeof connected>>, tok: string, other: (a: string, b: string) => unknown, key = 'other-writer-key-0001') {
+  const ref = (await c.call('createDocument', { body: { v: 1, title: 'Race' } })).s.body.data.documentRef as string;
+  const made = await c.call('mutateDocument', { documentRef: ref, body: { v: 1, intent: 'two', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [para('A'), para('B')] } } });
+  const [a, b] = made.s.body.data.receipt.affectedBlockIds as [string, string];
+  const changed = await otherWriter(s, tok, ref, other(a, b), key);
+  return { ref, a, b, current: changed.headers.get('service-revision')! };
+}
+
+/** Another writer's mutation of `ref`, against its current revision. */
+async function otherWriter(s: Awaited<ReturnType<typeof service>>, tok: string, ref: string, mutation: unknown, key: string) {
+  const head = await s.api('GET', `/api/v1/documents/${ref}`, tok);
+  const res = await s.api('POST', `/api/v1/documents/${ref}/mutations`, tok, { v: 1, intent: 'other', mutation }, { 'idempotency-key': key, 'service-if-revision': head.headers.get('service-revision')! });
+  assert.is(res.status, 200);
+  return res;
+}
+
 test('tools are generated from the public operations, with the published schemas', async () => {
   const s = await service();
   const c = await connected(s.handler, await s.token(ALL));
@@ -119,34 +139,72 @@ test('documents through tools: create, read each representation, mutate with kep
   }
 });
 
-test('a 412 re-reads and sends again when the named blocks still exist; otherwise it reports what is missing', async () => {
+test('mutateDocument keeps the guards: a stale revision is PRECONDITION_FAILED with the current revision, and a stale delete removes nothing', async () => {
   const s = await service();
   const tok = await s.token(ALL);
   const c = await connected(s.handler, tok);
   try {
-    const ref = (await c.call('createDocument', { body: { v: 1, title: 'Race' } })).s.body.data.documentRef;
-    const made = await c.call('mutateDocument', { documentRef: ref, body: { v: 1, intent: 'two', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [para('A'), para('B')] } } });
-    const [a, b] = made.s.body.data.receipt.affectedBlockIds as string[];
-    // Another writer changes the document behind the session's back.
-    const head = await s.api('GET', `/api/v1/documents/${ref}`, tok);
-    const other = await s.api('POST', `/api/v1/documents/${ref}/mutations`, tok, { v: 1, intent: 'other', mutation: { kind: 'delete', blockIds: [b] } }, {
-      'idempotency-key': 'other-writer-key-0001',
-      'service-if-revision': head.headers.get('service-revision')!,
-    });
-    assert.is(other.status, 200);
-    const edit = await c.call('mutateDocument', { documentRef: ref, body: { v: 1, intent: 'edit A', mutation: { kind: 'edit', blockId: a, block: para('A, edited') } } });
+    const { ref, a, b, current } = await raced(s, c, tok, (_a, b) => ({ kind: 'edit', blockId: b, block: para('B, edited elsewhere') }));
+    const stale = await c.call('mutateDocument', { documentRef: ref, body: { v: 1, intent: 'delete A', mutation: { kind: 'delete', blockIds: [a] } } });
+    assert.ok(stale.isError);
+    assert.is(stale.s.status, 412);
+    assert.is(stale.s.error.code, 'PRECONDITION_FAILED');
+    assert.is(stale.s.body.error.code, 'PRECONDITION_FAILED', "the API's own answer travels with it");
+    assert.is(stale.s.currentRevision, current);
+    assert.match(stale.s.whatToDo, /ifRevision=/);
+    assert.is(stale.s.attempts, 1, 'nothing was sent again');
+    const after = await s.api('GET', `/api/v1/documents/${ref}?format=blocks`, tok);
+    assert.equal(((await after.json()) as any).data.blocks.map((x: any) => x.id), [a, b], 'the stale delete removed nothing');
+
+    const resent = await c.call('mutateDocument', { documentRef: ref, ifRevision: stale.s.currentRevision, body: { v: 1, intent: 'delete A', mutation: { kind: 'delete', blockIds: [a] } } });
+    assert.is(resent.s.status, 200, JSON.stringify(resent.s));
+  } finally {
+    await c.close();
+    await s.engine.close();
+  }
+});
+
+test('mutateDocument without a revision given or remembered is PRECONDITION_REQUIRED and sends nothing', async () => {
+  const s = await service();
+  const tok = await s.token(ALL);
+  const c = await connected(s.handler, tok);
+  try {
+    const created = await s.api('POST', '/api/v1/documents', tok, { v: 1, title: 'Never read here' }, { 'idempotency-key': 'create-unread-doc-0001' });
+    const ref = ((await created.json()) as any).data.documentRef as string;
+    const blind = await c.call('mutateDocument', { documentRef: ref, body: { v: 1, intent: 'blind', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [para('X')] } } });
+    assert.ok(blind.isError);
+    assert.is(blind.s.status, 428);
+    assert.is(blind.s.error.code, 'PRECONDITION_REQUIRED');
+    assert.is(blind.s.currentRevision, created.headers.get('service-revision'));
+    const doc = await s.api('GET', `/api/v1/documents/${ref}?format=blocks`, tok);
+    assert.equal(((await doc.json()) as any).data.blocks, [], 'nothing was written');
+    const again = await c.call('mutateDocument', { documentRef: ref, body: { v: 1, intent: 'blind', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [para('X')] } } });
+    assert.is(again.s.error.code, 'PRECONDITION_REQUIRED', 'the current revision it was told is not taken as read');
+    const bad = await c.call('mutateDocument', { documentRef: ref, replan: 'yes', body: { v: 1, intent: 'x', mutation: { kind: 'delete', blockIds: ['b'] } } });
+    assert.ok(bad.isError);
+    assert.match(bad.s.error.message, /replan must be true or false/);
+  } finally {
+    await c.close();
+    await s.engine.close();
+  }
+});
+
+test('replan=true: a 412 re-reads and sends again when the named blocks still exist; otherwise it reports what is missing', async () => {
+  const s = await service();
+  const tok = await s.token(ALL);
+  const c = await connected(s.handler, tok);
+  try {
+    const { ref, a } = await raced(s, c, tok, (_a, b) => ({ kind: 'delete', blockIds: [b] }));
+    const edit = await c.call('mutateDocument', { documentRef: ref, replan: true, body: { v: 1, intent: 'edit A', mutation: { kind: 'edit', blockId: a, block: para('A, edited') } } });
     assert.is(edit.s.status, 200, JSON.stringify(edit.s));
     assert.is(edit.s.attempts, 2);
     assert.is(edit.s.replannedAfter412.length, 1);
 
-    const head2 = await s.api('GET', `/api/v1/documents/${ref}`, tok);
-    await s.api('POST', `/api/v1/documents/${ref}/mutations`, tok, { v: 1, intent: 'other', mutation: { kind: 'delete', blockIds: [a] } }, {
-      'idempotency-key': 'other-writer-key-0002',
-      'service-if-revision': head2.headers.get('service-revision')!,
-    });
-    const gone = await c.call('mutateDocument', { documentRef: ref, body: { v: 1, intent: 'edit A again', mutation: { kind: 'edit', blockId: a, block: para('A?') } } });
+    await otherWriter(s, tok, ref, { kind: 'delete', blockIds: [a] }, 'other-writer-key-0002');
+    const gone = await c.call('mutateDocument', { documentRef: ref, replan: true, body: { v: 1, intent: 'edit A again', mutation: { kind: 'edit', blockId: a, block: para('A?') } } });
     assert.ok(gone.isError);
     assert.is(gone.s.status, 412);
+    assert.is(gone.s.error.code, 'PRECONDITION_FAILED');
     assert.equal(gone.s.missingBlockIds, [a]);
     assert.ok(gone.s.currentRevision);
   } finally {

@@ -27,6 +27,10 @@ export function buildRequest(tool: ToolSpec, args: Record<string, unknown>): Bui
     if (value === undefined || name === 'body' || name === 'bytesBase64') continue;
     const where = tool.args.get(name);
     if (!where) return `unknown argument ${name}; the arguments are ${Object.keys(tool.inputSchema.properties as object).join(', ') || 'none'}`;
+    if (where.in === 'tool') {
+      if (typeof value !== 'boolean') return `${name} must be true or false`;
+      continue;
+    }
     if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') return `${name} must be a string or a number`;
     if (where.in === 'path') path[name] = String(value);
     else if (where.in === 'query') query.set(name, String(value));
@@ -52,9 +56,9 @@ export function buildRequest(tool: ToolSpec, args: Record<string, unknown>): Bui
   return built;
 }
 
-/** The intent of a write: its arguments without the ones the tool manages. */
+/** The intent of a write: its arguments without the ones the tool manages (key, revision, replan). */
 export function intentOf(args: Record<string, unknown>): Record<string, unknown> {
-  const { idempotencyKey: _k, ifRevision: _r, ...rest } = args;
+  const { idempotencyKey: _k, ifRevision: _r, replan: _p, ...rest } = args;
   return rest;
 }
 

@@ -35,3 +35,19 @@ export function refusal(message: string, details: Record<string, unknown> = {}):
   const structured = { status: 400, error: { code: 'INVALID_REQUEST', message, retryable: false }, ...details };
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: true };
 }
+
+/**
+ * A result for a write the contract's revision guard stopped: PRECONDITION_REQUIRED (no revision
+ * given or remembered; nothing was sent) or PRECONDITION_FAILED (the API answered 412), with the
+ * current revision and what to do. `answer` is the API's own answer when there was one.
+ */
+export function guardResult(code: 'PRECONDITION_REQUIRED' | 'PRECONDITION_FAILED', currentRevision: string | null, whatToDo: string, details: Record<string, unknown> = {}, answer?: Answer): ToolResult {
+  const status = code === 'PRECONDITION_REQUIRED' ? 428 : 412;
+  const message =
+    code === 'PRECONDITION_REQUIRED'
+      ? 'This mutation names no revision: no ifRevision was given and this session has not read or written the document. Nothing was changed.'
+      : 'The document changed since the revision this mutation was planned against. Nothing was changed.';
+  const base = answer ? answerResult(answer).structuredContent : { status };
+  const structured = { ...base, status, error: { code, message, retryable: false }, currentRevision, whatToDo, ...details };
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured, isError: true };
+}

@@ -38,7 +38,7 @@ function getCatalog() {
 }
 
 const INSTRUCTIONS =
-  'A knowledge workspace: documents made of stable nested blocks, research jobs, reports, a link library. Read a document with getDocument (format=blocks gives block ids), change it with mutateDocument (the tool keeps revisions and idempotency keys and re-plans after a concurrent change). Every call uses your bearer token: its scopes and request budget apply.';
+  'A knowledge workspace: documents made of stable nested blocks, research jobs, reports, a link library. Read a document with getDocument (format=blocks gives block ids), change it with mutateDocument (the tool keeps the revision of your last read or write and idempotency keys; a stale or missing revision is an error result with the current revision: read again and resend, or pass replan=true). Every call uses your bearer token: its scopes and request budget apply.';
 
 /** Build an MCP server over the API handler. Connect it to a transport with `server.connect(transport)`. */
 export function createMcpServer(options: McpServerOptions): Server {

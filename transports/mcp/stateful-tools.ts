@@ -1,11 +1,11 @@
 /**
- * The tools that keep state for the agent: block mutations (revision, idempotency key, re-read and
- * re-plan on 412), job cancellation (reads the job's revision when it is not given) and following a
+ * The tools that keep state for the agent: block mutations (revision, idempotency key, the
+ * contract's revision guards as error results, re-plan on 412 only when asked), job cancellation (reads the job's revision when it is not given) and following a
  * job's events (remembers the cursor per job).
  * @module
  */
 import type { ToolSpec } from './catalog.ts';
-import { answerResult, type ToolResult } from './results.ts';
+import { answerResult, guardResult, type ToolResult } from './results.ts';
 import { intentKey, send, type Answer, type CallContext } from './session.ts';
 import { intentOf, remember, type BuiltRequest } from './request.ts';
 
@@ -32,17 +32,33 @@ function intentRecord(ctx: CallContext, name: string, args: Record<string, unkno
   return { id, prior: ctx.session.intents.get(id) };
 }
 
-/** mutateDocument (see the tool description). */
+/** What the caller should do after a revision guard stopped a mutation. */
+const REREAD = (current: string | null) =>
+  `Read the document again (getDocument with format=blocks), check that your mutation still makes sense, and call mutateDocument again with ifRevision=${JSON.stringify(current)}; or pass replan=true to have the tool send this same mutation against the current revision when every block it names still exists.`;
+
+/** The document's current revision (null when it cannot be read), and the read itself. */
+async function currentRevisionOf(ctx: CallContext, url: string): Promise<{ revision: string | null; read: Answer }> {
+  const read = await readHead(ctx, url);
+  return { revision: read.status === 200 ? (read.headers['service-revision'] ?? null) : null, read };
+}
+
+/**
+ * mutateDocument (see the tool description): the contract's guards stay in force. Without a
+ * revision (given, or remembered from this session's own read or write) nothing is sent and the
+ * result is PRECONDITION_REQUIRED; a stale one is PRECONDITION_FAILED; both carry the current
+ * revision. Only `replan: true` lets the tool re-read and send the mutation again after a 412.
+ */
 export async function runMutate(tool: ToolSpec, built: BuiltRequest, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
   const ref = built.path.documentRef!;
   const readUrl = `/api/v1/documents/${encodeURIComponent(ref)}?format=blocks`;
   const intent = intentRecord(ctx, tool.name, args);
   const explicitKey = typeof args.idempotencyKey === 'string' ? args.idempotencyKey : undefined;
+  const replan = args.replan === true;
   let revision = built.headers['service-if-revision'] ?? intent.prior?.revision ?? ctx.session.revisions.get(ref);
   if (revision === undefined) {
-    const read = await readHead(ctx, readUrl);
-    if (read.status !== 200) return answerResult(read, { note: 'reading the document for its revision failed' });
-    revision = read.headers['service-revision']!;
+    const { revision: current, read } = await currentRevisionOf(ctx, readUrl);
+    if (current === null) return answerResult(read, { note: 'reading the document for its current revision failed' });
+    return guardResult('PRECONDITION_REQUIRED', current, REREAD(current));
   }
   const replans: { revision: string }[] = [];
   for (let attempt = 1; ; attempt++) {
@@ -57,22 +73,22 @@ export async function runMutate(tool: ToolSpec, built: BuiltRequest, args: Recor
     const answer = await send(ctx, 'POST', built.url, headers, built.body);
     remember(ctx, built, answer);
     const extra = { attempts: attempt, sentRevision: revision, idempotencyKey: key, ...(replans.length ? { replannedAfter412: replans } : {}) };
-    if (answer.status !== 412 || attempt >= MAX_MUTATION_ATTEMPTS) return answerResult(answer, extra);
+    if (answer.status !== 412) return answerResult(answer, extra);
 
-    const read = await readHead(ctx, readUrl);
-    if (read.status !== 200) return answerResult(read, { ...extra, note: 'the mutation met a newer revision (412) and re-reading the document failed' });
-    const current = read.headers['service-revision']!;
-    ctx.session.revisions.set(ref, current);
+    const { revision: current, read } = await currentRevisionOf(ctx, readUrl);
+    if (!replan || attempt >= MAX_MUTATION_ATTEMPTS) return guardResult('PRECONDITION_FAILED', current, REREAD(current), extra, answer);
+    if (current === null) return answerResult(read, { ...extra, note: 'the mutation met a newer revision (412) and re-reading the document failed' });
     const blocks = ((read.json as { data?: { blocks?: { id: string }[] } }).data?.blocks ?? []).map((b) => b.id);
     const present = new Set(blocks);
     const missing = referencedBlockIds((built.body as { mutation?: unknown } | undefined)?.mutation).filter((id) => !present.has(id));
     if (missing.length > 0) {
-      return answerResult(answer, {
-        ...extra,
-        currentRevision: current,
-        missingBlockIds: missing,
-        note: 'The document changed since your read and blocks this mutation names no longer exist; read it again (getDocument format=blocks) and plan a new mutation.',
-      });
+      return guardResult(
+        'PRECONDITION_FAILED',
+        current,
+        'Blocks this mutation names no longer exist, so it was not sent again: read the document again (getDocument format=blocks) and plan a new mutation.',
+        { ...extra, missingBlockIds: missing },
+        answer,
+      );
     }
     replans.push({ revision: current });
     revision = current;

@@ -61,6 +61,27 @@ function abort(id: number): void {
   void entry.stream?.return?.()?.catch(() => undefined);
 }
 
+const isId = (id: unknown): id is number => typeof id === 'number' && Number.isSafeInteger(id);
+
+/**
+ * The request of a `req` message, checked: the host is trusted code, but a message that is not
+ * what the protocol says must not crash the thread (and with it every request in flight). Header
+ * values that are not strings are dropped.
+ */
+function requestOf(message: { id: number; req?: unknown }, signal: AbortSignal): PlainRequest | string {
+  const req = message.req as Partial<PlainRequest> | null | undefined;
+  if (req === null || typeof req !== 'object') return 'the message carries no request';
+  if (typeof req.method !== 'string' || typeof req.url !== 'string') return 'the request has no method or URL';
+  if (req.headers === null || typeof req.headers !== 'object' || Array.isArray(req.headers)) return 'the request headers are not an object';
+  if (req.body !== null && req.body !== undefined && !(req.body instanceof Uint8Array)) return 'the request body is neither bytes nor null';
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name.toLowerCase()] = value;
+  const request: PlainRequest = { method: req.method, url: req.url, headers, body: req.body ?? null, signal };
+  if (req.bodyTooLarge === true) request.bodyTooLarge = true;
+  if (typeof req.remoteAddress === 'string') request.remoteAddress = req.remoteAddress;
+  return request;
+}
+
 async function start(): Promise<void> {
   let engine: WorkerEngine;
   try {
@@ -72,18 +93,25 @@ async function start(): Promise<void> {
     process.exit(1);
   }
   port!.on('message', (message: HostMessage) => {
+    if (message === null || typeof message !== 'object') return; // not a protocol message
     switch (message.t) {
       case 'req': {
+        if (!isId(message.id) || live.has(message.id)) return;
         const entry: Live = { abort: new AbortController() };
+        const request = requestOf(message, entry.abort.signal);
+        if (typeof request === 'string') {
+          send({ t: 'fail', id: message.id, message: request });
+          return;
+        }
         live.set(message.id, entry);
-        void serve(engine, message.id, { ...message.req, signal: entry.abort.signal }, entry);
+        void serve(engine, message.id, request, entry);
         break;
       }
       case 'pull':
-        void pull(message.id);
+        if (isId(message.id)) void pull(message.id);
         break;
       case 'abort':
-        abort(message.id);
+        if (isId(message.id)) abort(message.id);
         break;
       case 'close':
         for (const id of [...live.keys()]) abort(id);
