@@ -1,0 +1,62 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { contentExtractor } from '../../../adapters/capture/index.ts';
+import { startServer, type TestServer } from '../../../fixtures/http-kit.ts';
+
+let n = 0;
+const key = () => `capture-limits-key-${String(++n).padStart(6, '0')}`;
+const encode = (s: string) => new TextEncoder().encode(s);
+/** The two hostile pages of the report: 1,000 nested divs (11 KB) and 20,000 paragraphs (200 KB). */
+const HOSTILE = {
+  nested: encode(`<!doctype html><html><body>${'<div>'.repeat(1000)}deep${'</div>'.repeat(1000)}</body></html>`),
+  paragraphs: encode(`<!doctype html><html><body>${'<p>x</p>\n'.repeat(20_000)}</body></html>`),
+};
+
+async function upload(s: TestServer, token: string, fileName: string, bytes: Uint8Array): Promise<string> {
+  const call = (body: object) => s.req('/api/v1/library', { method: 'POST', token, body });
+  const prepared = await call({ type: 'prepare-upload', fileName, contentType: 'text/html', byteLength: bytes.byteLength, idempotencyKey: key() });
+  assert.is(prepared.status, 201, prepared.text);
+  const put = await s.req(prepared.json.data.upload.path, { method: 'PUT', token, body: bytes });
+  assert.is(put.status, 200, put.text);
+  const finished = await call({ type: 'finish-upload', uploadId: prepared.json.data.upload.uploadId, idempotencyKey: key() });
+  assert.is(finished.status, 201, finished.text);
+  return finished.json.data.item.itemId;
+}
+
+test('hostile HTML uploads in flight never stall the server; past the time limit they end failed with a reason', async () => {
+  const extractor = contentExtractor({ threads: 1, timeLimitMs: 1000 });
+  const s = await startServer({ engine: { extractor } });
+  try {
+    const { token } = await s.credential({ scopes: ['library:read', 'library:write'] });
+    const ids = [await upload(s, token, 'nested.html', HOSTILE.nested), await upload(s, token, 'paragraphs.html', HOSTILE.paragraphs)];
+    const state = async (itemId: string) => (await s.req('/api/v1/library', { method: 'POST', token, body: { type: 'get', itemId } })).json.data.item.capture;
+    // Each page needs seconds of CPU; with one thread and a 1 s limit the second cannot end before ~2 s.
+    const started = performance.now();
+    const auth = await s.req('/api/v1/auth', { token });
+    const authMs = performance.now() - started;
+    assert.is(auth.status, 200);
+    const during = await Promise.all(ids.map(state));
+    assert.ok(
+      during.some((c) => c.state === 'pending'),
+      `GET /api/v1/auth answered (${authMs.toFixed(0)} ms) while a hostile capture was still running: ${JSON.stringify(during)}`,
+    );
+    assert.ok(authMs < 2000, `GET /api/v1/auth took ${authMs.toFixed(0)} ms`);
+    await s.engine.library.idle();
+    for (const itemId of ids) {
+      const capture = await state(itemId);
+      assert.is(capture.state, 'failed');
+      assert.is(capture.reason.code, 'timeout');
+      assert.match(capture.reason.message, /1000 ms limit/);
+    }
+    assert.is(extractor.pool!.stats.timedOut, 2);
+    // The pool goes on: an ordinary page is read by the fresh thread.
+    const fine = await upload(s, token, 'fine.html', encode('<!doctype html><html><head><title>Fine</title></head><body><article><p>An ordinary page after the hostile ones.</p></article></body></html>'));
+    await s.engine.library.idle();
+    assert.is((await state(fine)).state, 'ready');
+  } finally {
+    await s.close();
+    await extractor.close();
+  }
+});
+
+test.run();
