@@ -1,0 +1,172 @@
+/**
+ * Capture off the engine's thread (`npm run bench -- capture-stall`). Prints, from one run:
+ * 1. throughput: captures/s of ordinary pages (fixtures/pages article, 1,000 distinct links over a
+ *    loopback page server), read on the extraction pool, beside the raw parse rate of the same page
+ *    on one thread (Readability over linkedom, no fetch, no storage) measured in the same run, and
+ *    their ratio;
+ * 2. stall: document GET latency over HTTP (p50/p99/max) with no capture running, then while hostile
+ *    HTML uploads are being read (1,000 nested divs, 11 KB; 20,000 paragraphs, 200 KB; a 1.1 MB page
+ *    of nested divs), and their ratio; and, for comparison, the longest GET while one smaller hostile
+ *    page (300 nested divs) is read on the engine's thread as before the pool.
+ * @module
+ */
+import { contentExtractor, extractHtml, nodeFetcher, type ContentExtractor } from '../adapters/capture/index.ts';
+import { memoryStorage } from '../adapters/memory/index.ts';
+import { request } from '../fixtures/http-kit.ts';
+import { startPageServer } from '../fixtures/pages/server.ts';
+import { createApiHandler } from '../src/api/handler.ts';
+import type { Actor } from '../src/deps.ts';
+import { createEngine } from '../src/engine.ts';
+import { listen } from '../transports/http/listener.ts';
+import { recordTable } from './report.ts';
+
+const LINKS = Number(process.env.KW_BENCH_LINKS ?? 1000);
+const actor: Actor = { accountId: 'bench', credentialRef: 'scred_000000000000000000000bbc', documentRef: null };
+let seq = 0;
+const key = () => `bench-stall-${(++seq).toString(36).padStart(10, '0')}`;
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+const encode = (s: string) => new TextEncoder().encode(s);
+const nested = (n: number) => encode(`<!doctype html><html><body>${'<div>'.repeat(n)}deep${'</div>'.repeat(n)}</body></html>`);
+const paragraphs = (n: number) => encode(`<!doctype html><html><body>${'<p>x</p>\n'.repeat(n)}</body></html>`);
+
+/** Raw parse rate of one page on this thread: Readability over linkedom, no fetch, no storage. */
+function rawParseRate(html: string, origin: string): number {
+  for (let i = 0; i < 50; i++) extractHtml(html, origin);
+  const t = performance.now();
+  let n = 0;
+  while (performance.now() - t < 1500) {
+    extractHtml(html.replace('part 0', `part ${n}`), origin);
+    n++;
+  }
+  return n / ((performance.now() - t) / 1000);
+}
+
+async function throughput(): Promise<{ captureRate: number; parseRate: number; threads: number }> {
+  const pages = await startPageServer();
+  const extractor = contentExtractor();
+  const engine = createEngine({
+    storage: memoryStorage(),
+    fetcher: nodeFetcher({ testAllowOrigins: [pages.origin] }),
+    extractor,
+    library: { concurrency: 8, queueSize: 256, onError: (e) => console.error('capture error', e) },
+  });
+  try {
+    for (let i = 0; i < 50; i++) await engine.library.execute(actor, { type: 'save-link', url: `${pages.origin}/article-${9000 + i}.html`, idempotencyKey: key() });
+    await engine.library.idle();
+    // The machine is shared: the raw rate is taken right before and right after the captures, and averaged.
+    const html = await (await fetch(`${pages.origin}/article-0.html`)).text();
+    const before = rawParseRate(html, pages.origin);
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < LINKS) await engine.library.execute(actor, { type: 'save-link', url: `${pages.origin}/article-${next++}.html`, idempotencyKey: key() });
+      }),
+    );
+    await engine.library.idle();
+    const captureRate = LINKS / ((performance.now() - started) / 1000);
+    const after = rawParseRate(html, pages.origin);
+    return { captureRate, parseRate: (before + after) / 2, threads: extractor.pool!.threads };
+  } finally {
+    await engine.close();
+    await pages.close();
+  }
+}
+
+interface Latency {
+  p50: number;
+  p99: number;
+  max: number;
+  n: number;
+}
+
+async function stall(extractor: ContentExtractor, hostile: Uint8Array[], minMs: number): Promise<{ idle: Latency; loaded: Latency; failed: string[] }> {
+  const engine = createEngine({ storage: memoryStorage(), extractor, library: { onError: (e) => console.error('capture error', e) } });
+  const handler = createApiHandler({ engine, operatorKey: 'bench-operator-key-0123456789abcdef', log: () => {} });
+  const server = await listen(handler, { port: 0 });
+  try {
+    const created = await request(server.url, '/operator/v1/credentials', {
+      method: 'POST',
+      token: 'bench-operator-key-0123456789abcdef',
+      body: { label: 'bench', scopes: ['document:create', 'document:read', 'library:read', 'library:write'], requestBudget: 10000 },
+    });
+    const token = created.json.data.token as string;
+    const doc = await request(server.url, '/api/v1/documents', { method: 'POST', token, headers: { 'idempotency-key': key() }, body: { v: 1, title: 'Bench notes' } });
+    const ref = doc.json.data.document?.documentRef ?? doc.json.data.documentRef;
+    const get = async () => {
+      const t = performance.now();
+      const r = await request(server.url, `/api/v1/documents/${ref}`, { token });
+      if (r.status !== 200) throw new Error(`document GET answered ${r.status}: ${r.text.slice(0, 200)}`);
+      return performance.now() - t;
+    };
+    const summary = (xs: number[]): Latency => ({ p50: percentile(xs, 50), p99: percentile(xs, 99), max: Math.max(...xs), n: xs.length });
+    for (let i = 0; i < 50; i++) await get();
+    const idle: number[] = [];
+    for (let i = 0; i < 300; i++) idle.push(await get());
+
+    const itemIds: string[] = [];
+    for (const [i, bytes] of hostile.entries()) {
+      const call = (body: object) => request(server.url, '/api/v1/library', { method: 'POST', token, body });
+      const prepared = await call({ type: 'prepare-upload', fileName: `hostile-${i}.html`, contentType: 'text/html', byteLength: bytes.byteLength, idempotencyKey: key() });
+      await request(server.url, prepared.json.data.upload.path, { method: 'PUT', token, body: bytes });
+      const finished = await call({ type: 'finish-upload', uploadId: prepared.json.data.upload.uploadId, idempotencyKey: key() });
+      itemIds.push(finished.json.data.item.itemId);
+    }
+    const loaded: number[] = [];
+    let done = false;
+    const settled = engine.library.idle().then(() => (done = true));
+    const t0 = performance.now();
+    while (!done || performance.now() - t0 < minMs) loaded.push(await get());
+    await settled;
+    const failed: string[] = [];
+    for (const [i, itemId] of itemIds.entries()) {
+      const got = await request(server.url, '/api/v1/library', { method: 'POST', token, body: { type: 'get', itemId } });
+      const c = got.json.data.item.capture;
+      failed.push(`${hostile[i]!.byteLength} B: ${c.state}${c.reason ? ` (${c.reason.code})` : ''}`);
+    }
+    return { idle: summary(idle), loaded: summary(loaded), failed };
+  } finally {
+    await server.close();
+    await engine.close();
+  }
+}
+
+/** Run both parts and print their figures. */
+export async function runCaptureStallBench(): Promise<void> {
+  const t = await throughput();
+  const ratio = t.captureRate / t.parseRate;
+  console.log(`capture-stall bench: throughput (${LINKS} ordinary pages, extraction pool of ${t.threads} thread${t.threads === 1 ? '' : 's'})`);
+  console.log(`  captures/s ${t.captureRate.toFixed(0)}  vs raw parses/s of the same page on one thread ${t.parseRate.toFixed(0)}  (${(ratio * 100).toFixed(0)}%)`);
+
+  const pooled = contentExtractor({ timeLimitMs: 5000 });
+  const hostile = [nested(1000), paragraphs(20_000), nested(100_000)];
+  const s = await stall(pooled, hostile, 3000);
+  await pooled.close();
+  const f = (x: number) => `${x.toFixed(1)} ms`;
+  console.log(`capture-stall bench: document GET over HTTP while hostile uploads are read (pool, 5 s limit per page)`);
+  console.log(`  idle:    p50 ${f(s.idle.p50)}  p99 ${f(s.idle.p99)}  max ${f(s.idle.max)}  (${s.idle.n} GETs)`);
+  console.log(`  hostile: p50 ${f(s.loaded.p50)}  p99 ${f(s.loaded.p99)}  max ${f(s.loaded.max)}  (${s.loaded.n} GETs)  p99 ratio ${(s.loaded.p99 / s.idle.p99).toFixed(2)}×`);
+  console.log(`  captures: ${s.failed.join('; ')}`);
+  const inline = await stall(contentExtractor({ threads: false }), [nested(300)], 0);
+  console.log(`  for comparison, one page of 300 nested divs read on the engine's thread (no pool): GET max ${f(inline.loaded.max)}`);
+  recordTable(
+    'Capture off the engine thread',
+    [
+      ['figure', 'value'],
+      ['captures/s (pool)', t.captureRate.toFixed(0)],
+      ['raw parses/s (one thread)', t.parseRate.toFixed(0)],
+      ['captures/s ÷ raw parses/s', `${(ratio * 100).toFixed(0)}%`],
+      ['document GET p99 idle', f(s.idle.p99)],
+      ['document GET p99 during hostile captures', f(s.loaded.p99)],
+      ['p99 ratio hostile ÷ idle', `${(s.loaded.p99 / s.idle.p99).toFixed(2)}×`],
+      ['GET max, 300 nested divs read inline', f(inline.loaded.max)],
+    ],
+    1,
+    30,
+  );
+}
+
+if (process.argv[1]?.endsWith('capture-stall.ts')) await runCaptureStallBench();
