@@ -5,19 +5,20 @@
  */
 import type { EngineDeps } from '../deps.ts';
 import { isStorageConflict, type BatchOp } from '../ports.ts';
-import { decodeBase64 } from './base64.ts';
 import { CaptureFailure, isCaptureFailure, type Extractor, type Fetcher } from './capture-port.ts';
 import {
   Collections,
   accountKey,
   itemPutOp,
-  type BlobRecord,
+  uploadPutOp,
   type CaptureJobRecord,
   type CaptureReason,
   type CaptureRecord,
   type CaptureState,
   type ItemRecord,
+  type UploadRecord,
 } from './records.ts';
+import type { UploadSpool } from './upload-spool.ts';
 
 /** Limits of capture (see {@link LibraryOptions}). */
 export interface CaptureSettings {
@@ -35,6 +36,8 @@ export interface CaptureEnv {
   fetcher: Fetcher | null;
   extractor: Extractor | null;
   settings: CaptureSettings;
+  /** Where the bytes of uploads wait for their capture. */
+  spool: UploadSpool;
 }
 
 interface Outcome {
@@ -49,9 +52,8 @@ async function bytesOf(env: CaptureEnv, item: ItemRecord, signal: AbortSignal): 
   const { extractor } = env;
   if (!extractor) throw new CaptureFailure('not-configured', 'This server has no content extractor configured, so nothing can be captured.');
   if (item.origin === 'upload') {
-    const blob = await env.deps.storage.getRecord<BlobRecord>(Collections.blobs, accountKey(item.accountId, item.uploadId!));
-    if (!blob) throw new CaptureFailure('extract-failed', 'The uploaded bytes are no longer stored.');
-    const bytes = decodeBase64(blob.value.base64);
+    const bytes = await env.spool.read(item.uploadId!);
+    if (!bytes) throw new CaptureFailure('extract-failed', 'The uploaded bytes are no longer stored.');
     const detected = await extractor.detect(bytes);
     if (detected.kind === 'other') throw new CaptureFailure('unsupported-type', `The upload is ${detected.mime}; only PDF and HTML are captured.`);
     return { bytes, kind: detected.kind, url: item.url!, truncated: false, charset: null };
@@ -156,9 +158,12 @@ export async function runCaptureJob(env: CaptureEnv, key: string, signal: AbortS
     };
     const ops: BatchOp[] = [itemPutOp(next, stored.revision), { kind: 'record.delete', collection: Collections.jobs, key }];
     if (outcome.capture) ops.unshift({ kind: 'record.put', collection: Collections.captures, key: accountKey(item.accountId, outcome.capture.captureId), value: outcome.capture, expectedRevision: null });
-    if (item.uploadId) ops.push({ kind: 'record.delete', collection: Collections.blobs, key: accountKey(item.accountId, item.uploadId) });
+    // The upload stops being live with its capture: its bytes are dropped after the commit.
+    const upload = item.uploadId ? await storage.getRecord<UploadRecord>(Collections.uploads, accountKey(item.accountId, item.uploadId)) : null;
+    if (upload) ops.push(uploadPutOp(upload.value, upload.revision, false));
     try {
       await storage.commit(ops);
+      if (item.uploadId) await env.spool.remove(item.uploadId);
       return;
     } catch (e) {
       // A reading-state change landed meanwhile: apply the capture on top of the new revision.
