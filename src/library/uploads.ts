@@ -68,11 +68,6 @@ export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: 
   return { upload: answer.answer, created: answer.created };
 }
 
-/** An in-process call's bytes as chunks, so that the spool sees the same stream either way. */
-function* chunksOf(bytes: Uint8Array, size = 256 * 1024): Generator<Uint8Array> {
-  for (let at = 0; at < bytes.byteLength; at += size) yield bytes.subarray(at, at + size);
-}
-
 /**
  * Store the bytes of a prepared upload, chunk by chunk into the upload spool as they arrive (never
  * the whole body at once). A repeated PUT before finish replaces them.
@@ -99,7 +94,8 @@ export async function putUploadBytes(ctx: LibraryContext, actor: Actor, uploadId
     const hash = sha256Incremental();
     let received = 0;
     try {
-      for await (const chunk of body instanceof Uint8Array ? chunksOf(body) : body) {
+      // An in-process caller's bytes are already whole in memory: one chunk.
+      for await (const chunk of body instanceof Uint8Array ? [body] : body) {
         if (received + chunk.byteLength > u.byteLength) {
           throw invalid(`The body has more than the ${u.byteLength} bytes declared by prepare-upload.`, [{ field: 'body', message: `must be exactly ${u.byteLength} bytes` }]);
         }

@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { contentExtractor } from '../../../adapters/capture/index.ts';
 import { startServer, type TestServer } from '../../../fixtures/http-kit.ts';
+import { memoryUploadSpool } from '../../library/upload-spool.ts';
 
 let n = 0;
 const key = () => `capture-limits-key-${String(++n).padStart(6, '0')}`;
@@ -56,6 +57,53 @@ test('hostile HTML uploads in flight never stall the server; past the time limit
   } finally {
     await s.close();
     await extractor.close();
+  }
+});
+
+
+test('a 20 MiB PUT reaches the upload spool in chunks as it arrives, never as one body', async () => {
+  const inner = memoryUploadSpool();
+  const appends: number[] = [];
+  const spool = { ...inner, append: (id: string, chunk: Uint8Array) => (appends.push(chunk.byteLength), inner.append(id, chunk)) };
+  const s = await startServer({ engine: { library: { uploadSpool: spool } } });
+  try {
+    const { token } = await s.credential({ scopes: ['library:read', 'library:write'] });
+    const bytes = new Uint8Array(20 * 1024 * 1024).map((_, i) => i & 0xff);
+    const prepared = await s.req('/api/v1/library', { method: 'POST', token, body: { type: 'prepare-upload', fileName: 'big.pdf', contentType: 'application/pdf', byteLength: bytes.byteLength, idempotencyKey: key() } });
+    const put = await s.req(prepared.json.data.upload.path, { method: 'PUT', token, body: bytes });
+    assert.is(put.status, 200, put.text);
+    assert.is(put.json.data.receivedBytes, bytes.byteLength);
+    assert.is(appends.reduce((a, b) => a + b, 0), bytes.byteLength);
+    assert.ok(appends.length >= 20, `${appends.length} appends`);
+    assert.ok(Math.max(...appends) <= 1024 * 1024, `largest append ${Math.max(...appends)} bytes`);
+  } finally {
+    await s.close();
+  }
+});
+
+test('over HTTP: the unfinished-upload cap answers 409 CONFLICT in the error envelope; an oversized PUT answers 400 and keeps nothing', async () => {
+  const spool = memoryUploadSpool();
+  const s = await startServer({ engine: { library: { maxOpenUploads: 1, uploadSpool: spool } } });
+  try {
+    const { token } = await s.credential({ scopes: ['library:read', 'library:write'] });
+    const prepare = (byteLength: number) => s.req('/api/v1/library', { method: 'POST', token, body: { type: 'prepare-upload', fileName: 'a.html', contentType: 'text/html', byteLength, idempotencyKey: key() } });
+    const first = await prepare(100);
+    assert.is(first.status, 201);
+    const capped = await prepare(100);
+    assert.is(capped.status, 409);
+    assert.is(capped.json.error.code, 'CONFLICT');
+    assert.is(capped.json.error.retryable, true);
+    assert.equal(capped.json.error.fieldErrors.map((f: { field: string }) => f.field), ['type']);
+    assert.match(capped.json.error.message, /1 unfinished uploads/);
+    const tooMany = await s.req(first.json.data.upload.path, { method: 'PUT', token, body: new Uint8Array(150_000) });
+    assert.is(tooMany.status, 400);
+    assert.is(tooMany.json.error.code, 'INVALID_REQUEST');
+    assert.equal(tooMany.json.error.fieldErrors.map((f: { field: string }) => f.field), ['body']);
+    assert.equal(await spool.list(), []);
+    // The server still answers on new connections, and the same upload takes a right-sized body.
+    assert.is((await s.req(first.json.data.upload.path, { method: 'PUT', token, body: new Uint8Array(100) })).status, 200);
+  } finally {
+    await s.close();
   }
 });
 
