@@ -48,6 +48,7 @@ test('a name resolving to a private address is refused before any connect', asyn
     const refused = await failure(nodeFetcher({ resolver }).fetch(`http://intranet.example:${port}/`, opts()));
     assert.is(refused.code, 'forbidden-address');
     assert.match(refused.message, /127\.0\.0\.1, a loopback address/);
+    assert.match(refused.message, /--capture-allow-private/, 'the refusal names the kw serve flag that lifts it');
     assert.equal(asked, ['intranet.example']);
     assert.is(connections, 0);
     // The same stub with captureAllowPrivate connects: the refusal above came from the policy alone.

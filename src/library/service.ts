@@ -16,7 +16,7 @@ import type { Extractor, Fetcher } from './capture-port.ts';
 import { CaptureQueue } from './capture-queue.ts';
 import { runCaptureJob } from './capture-runner.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
-import { createNote, highlight, setReadingState } from './item-writes.ts';
+import { createNote, highlight, recapture, setReadingState } from './item-writes.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
 import { readerPage } from './reader-page.ts';
 import { Collections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord } from './records.ts';
@@ -148,6 +148,8 @@ async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): 
       return { type: command.type, ...(await prepareUpload(ctx, actor, command)) };
     case 'finish-upload':
       return { type: command.type, ...(await finishUpload(ctx, actor, command)) };
+    case 'recapture':
+      return { type: command.type, ...(await recapture(ctx, actor, command)) };
     case 'prepare-import':
       throw new ServiceError(
         'FORBIDDEN',
