@@ -48,6 +48,24 @@ interface Outcome {
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 
+/**
+ * What a fetched page is: its declared type, checked against its bytes. A page that says HTML or PDF
+ * (or says nothing, or octet-stream) is read as what its bytes are when they are HTML or a PDF; bytes
+ * of another binary format under an HTML or PDF label, text labelled PDF, and any other declared type
+ * are `unsupported-type`, naming both.
+ */
+async function judgeKind(extractor: Extractor, contentType: string, bytes: Uint8Array): Promise<'html' | 'pdf'> {
+  const declared = HTML_TYPES.has(contentType) ? 'html' : contentType === 'application/pdf' ? 'pdf' : null;
+  const open = declared !== null || contentType === '' || contentType === 'application/octet-stream';
+  const said = contentType || 'of no declared type';
+  if (!open) throw new CaptureFailure('unsupported-type', `The page is ${said}; only HTML and PDF are captured.`);
+  const detected = await extractor.detect(bytes);
+  if (detected.kind !== 'other') return detected.kind;
+  // Text that is no complete HTML document (a fragment) is still read as HTML when it says so.
+  if (declared === 'html' && detected.ext === null) return 'html';
+  throw new CaptureFailure('unsupported-type', `The page says it is ${said}, but its bytes are ${detected.mime}; only HTML and PDF are captured.`);
+}
+
 async function bytesOf(env: CaptureEnv, item: ItemRecord, signal: AbortSignal): Promise<{ bytes: Uint8Array; kind: 'html' | 'pdf'; url: string; truncated: boolean; charset: string | null }> {
   const { extractor } = env;
   if (!extractor) throw new CaptureFailure('not-configured', 'This server has no content extractor configured, so nothing can be captured.');
@@ -65,12 +83,7 @@ async function bytesOf(env: CaptureEnv, item: ItemRecord, signal: AbortSignal): 
     throw new CaptureFailure('sign-in-required', `The page answered HTTP ${page.status}: it needs a sign-in, which capture never does.`);
   }
   if (page.status < 200 || page.status > 299) throw new CaptureFailure('http-error', `The page answered HTTP ${page.status}.`);
-  let kind: 'html' | 'pdf' | null = HTML_TYPES.has(page.contentType) ? 'html' : page.contentType === 'application/pdf' ? 'pdf' : null;
-  if (!kind && (page.contentType === '' || page.contentType === 'application/octet-stream')) {
-    const detected = await extractor.detect(page.bytes);
-    if (detected.kind !== 'other') kind = detected.kind;
-  }
-  if (!kind) throw new CaptureFailure('unsupported-type', `The page is ${page.contentType || 'of no declared type'}; only HTML and PDF are captured.`);
+  const kind = await judgeKind(extractor, page.contentType, page.bytes);
   if (page.truncated && kind === 'pdf') throw new CaptureFailure('too-large', `The PDF is larger than ${s.maxBytes} bytes.`);
   return { bytes: page.bytes, kind, url: page.url, truncated: page.truncated, charset: page.charset };
 }
