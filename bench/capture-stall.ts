@@ -7,11 +7,18 @@
  * 2. stall: document GET latency over HTTP (p50/p99/max) with no capture running, then while hostile
  *    HTML uploads are being read (1,000 nested divs, 11 KB; 20,000 paragraphs, 200 KB; a 1.1 MB page
  *    of nested divs), and their ratio; and, for comparison, the longest GET while one smaller hostile
- *    page (300 nested divs) is read on the engine's thread as before the pool.
+ *    page (300 nested divs) is read on the engine's thread as before the pool;
+ * 3. unfinished uploads: peak RSS growth for 8 × (prepare 20 MiB + PUT, never finished), with the
+ *    file spool of the dev server and with the memory spool.
  * @module
  */
 import { contentExtractor, extractHtml, nodeFetcher, type ContentExtractor } from '../adapters/capture/index.ts';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileUploadSpool } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
+import { memoryUploadSpool } from '../src/library/upload-spool.ts';
 import { request } from '../fixtures/http-kit.ts';
 import { startPageServer } from '../fixtures/pages/server.ts';
 import { createApiHandler } from '../src/api/handler.ts';
@@ -32,19 +39,24 @@ const encode = (s: string) => new TextEncoder().encode(s);
 const nested = (n: number) => encode(`<!doctype html><html><body>${'<div>'.repeat(n)}deep${'</div>'.repeat(n)}</body></html>`);
 const paragraphs = (n: number) => encode(`<!doctype html><html><body>${'<p>x</p>\n'.repeat(n)}</body></html>`);
 
-/** Raw parse rate of one page on this thread: Readability over linkedom, no fetch, no storage. */
-function rawParseRate(html: string, origin: string): number {
-  for (let i = 0; i < 50; i++) extractHtml(html, origin);
+/** Parses of one page on this thread for `ms`: Readability over linkedom, no fetch, no storage. */
+function rawParses(html: string, origin: string, ms: number): { n: number; ms: number } {
   const t = performance.now();
   let n = 0;
-  while (performance.now() - t < 1500) {
+  while (performance.now() - t < ms) {
     extractHtml(html.replace('part 0', `part ${n}`), origin);
     n++;
   }
-  return n / ((performance.now() - t) / 1000);
+  return { n, ms: performance.now() - t };
 }
 
+/**
+ * Captures/s against raw parses/s, interleaved: the machine is shared, so ROUNDS rounds each take a
+ * raw-parse window and then a batch of captures, and both rates are totals over all rounds — each
+ * half of a round sees the same load.
+ */
 async function throughput(): Promise<{ captureRate: number; parseRate: number; threads: number }> {
+  const ROUNDS = 5;
   const pages = await startPageServer();
   const extractor = contentExtractor();
   const engine = createEngine({
@@ -56,20 +68,27 @@ async function throughput(): Promise<{ captureRate: number; parseRate: number; t
   try {
     for (let i = 0; i < 50; i++) await engine.library.execute(actor, { type: 'save-link', url: `${pages.origin}/article-${9000 + i}.html`, idempotencyKey: key() });
     await engine.library.idle();
-    // The machine is shared: the raw rate is taken right before and right after the captures, and averaged.
     const html = await (await fetch(`${pages.origin}/article-0.html`)).text();
-    const before = rawParseRate(html, pages.origin);
-    const started = performance.now();
+    rawParses(html, pages.origin, 300);
+    let parses = 0;
+    let parseMs = 0;
+    let captureMs = 0;
     let next = 0;
-    await Promise.all(
-      Array.from({ length: 8 }, async () => {
-        while (next < LINKS) await engine.library.execute(actor, { type: 'save-link', url: `${pages.origin}/article-${next++}.html`, idempotencyKey: key() });
-      }),
-    );
-    await engine.library.idle();
-    const captureRate = LINKS / ((performance.now() - started) / 1000);
-    const after = rawParseRate(html, pages.origin);
-    return { captureRate, parseRate: (before + after) / 2, threads: extractor.pool!.threads };
+    for (let round = 1; round <= ROUNDS; round++) {
+      const raw = rawParses(html, pages.origin, 600);
+      parses += raw.n;
+      parseMs += raw.ms;
+      const until = Math.round((LINKS * round) / ROUNDS);
+      const started = performance.now();
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (next < until) await engine.library.execute(actor, { type: 'save-link', url: `${pages.origin}/article-${next++}.html`, idempotencyKey: key() });
+        }),
+      );
+      await engine.library.idle();
+      captureMs += performance.now() - started;
+    }
+    return { captureRate: LINKS / (captureMs / 1000), parseRate: parses / (parseMs / 1000), threads: extractor.pool!.threads };
   } finally {
     await engine.close();
     await pages.close();
@@ -134,6 +153,46 @@ async function stall(extractor: ContentExtractor, hostile: Uint8Array[], minMs: 
   }
 }
 
+/**
+ * Unfinished uploads: 8 × (prepare 20 MiB + PUT, never finished) by one credential, with the default
+ * caps, over HTTP; peak RSS growth (sampled every 5 ms, after a GC) and what the spool holds.
+ */
+async function unfinishedUploads(kind: 'file' | 'memory'): Promise<{ accepted: number; refused: number; rssGrowthMiB: number; spoolMiB: number }> {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-bench-spool-'));
+  const spool = kind === 'file' ? fileUploadSpool({ dir }) : memoryUploadSpool();
+  const engine = createEngine({ storage: memoryStorage(), library: { uploadSpool: spool } });
+  const handler = createApiHandler({ engine, operatorKey: 'bench-operator-key-0123456789abcdef', log: () => {} });
+  const server = await listen(handler, { port: 0 });
+  const body = new Uint8Array(20 * 1024 * 1024).fill(7);
+  try {
+    const created = await request(server.url, '/operator/v1/credentials', { method: 'POST', token: 'bench-operator-key-0123456789abcdef', body: { label: 'bench', scopes: ['library:write'] } });
+    const token = created.json.data.token as string;
+    globalThis.gc?.();
+    const base = process.memoryUsage().rss;
+    let peak = base;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+    let accepted = 0;
+    let refused = 0;
+    for (let i = 0; i < 8; i++) {
+      const prepared = await request(server.url, '/api/v1/library', { method: 'POST', token, body: { type: 'prepare-upload', fileName: `big-${i}.pdf`, contentType: 'application/pdf', byteLength: body.byteLength, idempotencyKey: key() } });
+      if (prepared.status !== 201) {
+        refused++;
+        continue;
+      }
+      const put = await request(server.url, prepared.json.data.upload.path, { method: 'PUT', token, body });
+      if (put.status === 200) accepted++;
+    }
+    clearInterval(sampler);
+    let spoolBytes = 0;
+    for (const id of await spool.list()) spoolBytes += (await spool.read(id))?.byteLength ?? 0;
+    return { accepted, refused, rssGrowthMiB: (peak - base) / 1048576, spoolMiB: spoolBytes / 1048576 };
+  } finally {
+    await server.close();
+    await engine.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Run both parts and print their figures. */
 export async function runCaptureStallBench(): Promise<void> {
   const t = await throughput();
@@ -152,6 +211,12 @@ export async function runCaptureStallBench(): Promise<void> {
   console.log(`  captures: ${s.failed.join('; ')}`);
   const inline = await stall(contentExtractor({ threads: false }), [nested(300)], 0);
   console.log(`  for comparison, one page of 300 nested divs read on the engine's thread (no pool): GET max ${f(inline.loaded.max)}`);
+  for (const kind of ['file', 'memory'] as const) {
+    const u = await unfinishedUploads(kind);
+    console.log(
+      `capture-stall bench: 8 × (prepare 20 MiB + PUT, never finished), ${kind} spool: ${u.accepted} accepted, ${u.refused} refused (409, caps); peak RSS growth ${u.rssGrowthMiB.toFixed(1)} MiB; spool holds ${u.spoolMiB.toFixed(0)} MiB`,
+    );
+  }
   recordTable(
     'Capture off the engine thread',
     [
