@@ -15,7 +15,7 @@ import { Collections, accountKey, type ItemRecord } from './records.ts';
 import { notFound } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
 import type { UploadSpool } from './upload-spool.ts';
-import type { KeyedLock } from './upload-upkeep.ts';
+import type { KeyedLock } from './keyed-lock.ts';
 
 /** Upload limits. */
 export interface UploadSettings {

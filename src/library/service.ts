@@ -23,7 +23,8 @@ import { Collections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, typ
 import { LibraryCommandSchema, requiredScope, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
 import { finishUpload, prepareUpload, putUploadBytes, type ReceivedUpload } from './uploads.ts';
 import { memoryUploadSpool, type UploadSpool } from './upload-spool.ts';
-import { KeyedLock, sweepUploads, type SweepReport } from './upload-upkeep.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import { sweepUploads, type SweepReport } from './upload-upkeep.ts';
 
 export { requiredScope };
 
