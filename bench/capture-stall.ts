@@ -25,16 +25,13 @@ import { createApiHandler } from '../src/api/handler.ts';
 import type { Actor } from '../src/deps.ts';
 import { createEngine } from '../src/engine.ts';
 import { listen } from '../transports/http/listener.ts';
+import { percentile } from './library.ts';
 import { recordTable } from './report.ts';
 
 const LINKS = Number(process.env.KW_BENCH_LINKS ?? 1000);
 const actor: Actor = { accountId: 'bench', credentialRef: 'scred_000000000000000000000bbc', documentRef: null };
 let seq = 0;
 const key = () => `bench-stall-${(++seq).toString(36).padStart(10, '0')}`;
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
 const encode = (s: string) => new TextEncoder().encode(s);
 const nested = (n: number) => encode(`<!doctype html><html><body>${'<div>'.repeat(n)}deep${'</div>'.repeat(n)}</body></html>`);
 const paragraphs = (n: number) => encode(`<!doctype html><html><body>${'<p>x</p>\n'.repeat(n)}</body></html>`);

@@ -1,22 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pageBytes } from '../../fixtures/pages/server.ts';
-import { isCaptureFailure } from '../../src/library/capture-port.ts';
+import { captureFailure } from './capture-failure-kit.ts';
 import { contentExtractor } from './index.ts';
 
 const encode = (s: string) => new TextEncoder().encode(s);
 /** 1,000 nested divs in 11 KB: Readability over linkedom needs seconds of CPU for it. */
 const nestedDivs = (n = 1000) => encode(`<!doctype html><html><body>${'<div>'.repeat(n)}deep${'</div>'.repeat(n)}</body></html>`);
 
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (isCaptureFailure(e)) return { code: e.code, message: e.message };
-    throw e;
-  }
-  throw new Error('expected a CaptureFailure');
-}
+const failure = captureFailure;
 
 test('pages are read on one reused thread: the same text as on the calling thread', async () => {
   const extractor = contentExtractor({ threads: 1 });
