@@ -14,7 +14,7 @@
  */
 import { contentExtractor, extractHtml, nodeFetcher, type ContentExtractor } from '../adapters/capture/index.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileUploadSpool } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
@@ -194,6 +194,7 @@ async function unfinishedUploads(kind: 'file' | 'memory'): Promise<{ accepted: n
 export async function runCaptureStallBench(): Promise<void> {
   const t = await throughput();
   const ratio = t.captureRate / t.parseRate;
+  console.log(`capture-stall bench: ${availableParallelism()} cores, 1-minute load average ${loadavg()[0]!.toFixed(1)} (the machine may be shared)`);
   console.log(`capture-stall bench: throughput (${LINKS} ordinary pages, extraction pool of ${t.threads} thread${t.threads === 1 ? '' : 's'})`);
   console.log(`  captures/s ${t.captureRate.toFixed(0)}  vs raw parses/s of the same page on one thread ${t.parseRate.toFixed(0)}  (${(ratio * 100).toFixed(0)}%)`);
 
