@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { contentExtractor } from '../../../adapters/capture/index.ts';
@@ -102,6 +103,37 @@ test('over HTTP: the unfinished-upload cap answers 409 CONFLICT in the error env
     assert.equal(await spool.list(), []);
     // The server still answers on new connections, and the same upload takes a right-sized body.
     assert.is((await s.req(first.json.data.upload.path, { method: 'PUT', token, body: new Uint8Array(100) })).status, 200);
+  } finally {
+    await s.close();
+  }
+});
+
+test('a client that leaves in the middle of a PUT leaves no bytes behind, and the upload takes a whole PUT afterwards', async () => {
+  const inner = memoryUploadSpool();
+  const appended: number[] = [];
+  const removed: string[] = [];
+  const spool = { ...inner, append: (id: string, c: Uint8Array) => (appended.push(c.byteLength), inner.append(id, c)), remove: (id: string) => (removed.push(id), inner.remove(id)) };
+  const s = await startServer({ engine: { library: { uploadSpool: spool } } });
+  try {
+    const { token } = await s.credential({ scopes: ['library:read', 'library:write'] });
+    const size = 1024 * 1024;
+    const prepared = await s.req('/api/v1/library', { method: 'POST', token, body: { type: 'prepare-upload', fileName: 'a.pdf', contentType: 'application/pdf', byteLength: size, idempotencyKey: key() } });
+    const path = prepared.json.data.upload.path;
+    await new Promise<void>((resolve) => {
+      const req = http.request(`${s.url}${path}`, { method: 'PUT', agent: false, headers: { authorization: `Bearer ${token}`, 'content-length': String(size) } });
+      req.on('error', () => resolve());
+      req.write(new Uint8Array(128 * 1024), () => setTimeout(() => req.destroy(), 50));
+    });
+    // The server notices the cut body and drops what arrived (within a generous bound).
+    for (let i = 0; i < 200 && !removed.length; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(appended.length > 0, 'part of the body had arrived');
+    assert.equal(removed, [prepared.json.data.upload.uploadId]);
+    assert.equal(await spool.list(), [], 'the partial bytes are dropped');
+    const put = await s.req(path, { method: 'PUT', token, body: new Uint8Array(size) });
+    assert.is(put.status, 200, put.text);
+    assert.is(put.json.data.receivedBytes, size);
+    assert.equal(await spool.list(), [prepared.json.data.upload.uploadId]);
+    assert.is((await spool.read(prepared.json.data.upload.uploadId))!.byteLength, size);
   } finally {
     await s.close();
   }
