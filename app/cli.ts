@@ -18,6 +18,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
+import { isExtractWorker, serveExtractions } from '../adapters/capture/extract-thread.ts';
 import { MCP_HELP, runMcpCommand } from './mcp-command.ts';
 import { startServe, stopOnSignals, type CliIO } from './serve-command.ts';
 import { runTokenCreate } from './token-command.ts';
@@ -97,7 +98,9 @@ function isEntryPoint(): boolean {
   }
 }
 
-if (isEntryPoint()) {
+// The bundled kw.mjs is also the entry of its own capture extraction threads (adapters/capture/extract-pool.ts).
+if (isExtractWorker()) serveExtractions();
+else if (isEntryPoint()) {
   const code = await main(process.argv.slice(2));
   if (code !== null) process.exitCode = code;
 }

@@ -108,5 +108,6 @@ export function withRequestLog(
     return response;
   };
   if (handler.bodyLimit) logged.bodyLimit = handler.bodyLimit;
+  if (handler.streamsBody) logged.streamsBody = handler.streamsBody;
   return logged;
 }

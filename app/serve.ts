@@ -7,8 +7,8 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
-import { lowdbStorage, type RecoveryReport } from '../adapters/lowdb/index.ts';
+import { join, resolve } from 'node:path';
+import { fileUploadSpool, lowdbStorage, type RecoveryReport } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { createApiHandler } from '../src/api/handler.ts';
 import { createBrowserApp, type BrowserApp } from '../src/web/app.ts';
@@ -176,6 +176,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   let active: Handler = starting;
   const front: Handler = Object.assign((request: Parameters<Handler>[0]) => active(request), {
     bodyLimit: (method: string, url: string) => active.bodyLimit?.(method, url) ?? MAX_REQUEST_BODY,
+    streamsBody: (method: string, url: string) => active.streamsBody?.(method, url) ?? false,
   });
   const listener = await bind(front, options.host ?? '127.0.0.1', options.port ?? 8787);
 
@@ -205,6 +206,8 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       fetcher: nodeFetcher(),
       extractor: contentExtractor(),
       captureAllowPrivate: options.captureAllowPrivate ?? false,
+      // Upload bytes wait in files beside the lowdb data (memory storage: on the heap, bounded by the caps).
+      ...(dataDir ? { library: { uploadSpool: fileUploadSpool({ dir: join(dataDir, 'uploads') }) } } : {}),
       ...(options.budgetWindowMs === undefined ? {} : { budgetWindowMs: options.budgetWindowMs }),
     });
     if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = await demoFor(engine, dataDir));

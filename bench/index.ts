@@ -13,6 +13,7 @@ import { runProfileLoop } from './profile-loop.ts';
 import { runSseBench } from './sse.ts';
 import { runSoak } from './soak.ts';
 import { runLibraryBench } from './library.ts';
+import { runCaptureStallBench } from './capture-stall.ts';
 import { runSearchBench } from './search.ts';
 import { runPagesBench } from './pages.ts';
 import { recordTable, writeReport } from './report.ts';
@@ -37,6 +38,7 @@ if (!process.env.KW_BENCH_SERVER) {
   if (!only || only === 'sse') await runSseBench();
   if (only === 'soak') await runSoak();
   if (only === 'library') await runLibraryBench();
+  if (only === 'capture-stall') await runCaptureStallBench();
   if (only === 'search') await runSearchBench();
   if (only === 'pages') await runPagesBench();
   if (only === 'profile') await runProfileLoop(Number(args[1] ?? 10), args[2] ?? 'edit', Number(args[3] ?? 3));

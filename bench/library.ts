@@ -23,7 +23,8 @@ const actor: Actor = { accountId: 'bench', credentialRef: 'scred_000000000000000
 let seq = 0;
 const key = () => `bench-lib-${(++seq).toString(36).padStart(10, '0')}`;
 
-const percentile = (xs: number[], p: number) => {
+/** The `p`-th percentile of `xs`. */
+export const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 };

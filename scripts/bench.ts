@@ -16,8 +16,10 @@ const outdir = join(root, 'node_modules', '.cache', 'kw-bench');
 mkdirSync(outdir, { recursive: true });
 const outfile = join(outdir, 'bench.mjs');
 await build({
-  entryPoints: [join(root, 'bench', 'index.ts')],
-  outfile,
+  // The capture extraction threads' entry is bundled beside the bench, where the pool looks for it.
+  entryPoints: { bench: join(root, 'bench', 'index.ts'), 'extract-worker': join(root, 'adapters', 'capture', 'extract-worker.ts') },
+  outdir,
+  outExtension: { '.js': '.mjs' },
   bundle: true,
   platform: 'node',
   format: 'esm',

@@ -46,6 +46,22 @@ test('dist/kw.mjs runs alone: serve --json, answer GET /api/v1/auth with the dem
     const body = (await res.json()) as { data: { label: string; scopes: string[] } };
     assert.is(body.data.label, 'Demo agent');
 
+    // A library upload is read on a capture thread: the bundle is its own thread entry.
+    const auth = { authorization: `Bearer ${banner.demo!.token}`, 'content-type': 'application/json' };
+    const page = new TextEncoder().encode('<!doctype html><html><head><title>Bundled</title></head><body><article><p>Read on a capture thread of the bundle.</p></article></body></html>');
+    const library = async (command: object) => (await (await fetch(`${banner.url}/api/v1/library`, { method: 'POST', headers: auth, body: JSON.stringify(command) })).json()) as { data: any };
+    const prepared = await library({ type: 'prepare-upload', fileName: 'page.html', contentType: 'text/html', byteLength: page.length, idempotencyKey: 'build-test-upload-0001' });
+    const put = await fetch(`${banner.url}${prepared.data.upload.path}`, { method: 'PUT', headers: { authorization: auth.authorization }, body: page });
+    assert.is(put.status, 200);
+    const finished = await library({ type: 'finish-upload', uploadId: prepared.data.upload.uploadId, idempotencyKey: 'build-test-finish-0001' });
+    let item = finished.data.item;
+    for (let i = 0; i < 100 && item.capture.state === 'pending'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      item = (await library({ type: 'get', itemId: item.itemId })).data.item;
+    }
+    assert.is(item.capture.state, 'ready', JSON.stringify(item.capture));
+    assert.is(item.title, 'Bundled');
+
     child.kill('SIGTERM');
     const { code } = await exited;
     assert.is(code, 0, `clean exit (stderr: ${stderr})`);

@@ -48,6 +48,8 @@ export async function buildCli(options: BuildOptions = {}): Promise<{ outfile: s
     target: 'node20',
     minify: options.minify ?? false,
     legalComments: 'none',
+    // The bundle starts its capture extraction threads on itself (adapters/capture/extract-pool.ts).
+    define: { __KW_BUNDLED_CAPTURE_WORKER__: 'true' },
     write: false,
     outfile,
     logLevel: 'warning',

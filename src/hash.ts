@@ -54,3 +54,19 @@ function nobleSha256Hex(data: string | Uint8Array | readonly (string | Uint8Arra
 
 /** The default {@link Sha256Hex}. */
 export const sha256Hex: Sha256Hex = nodeCrypto ? nodeSha256(nodeCrypto) : nobleSha256Hex;
+
+/** A SHA-256 fed piece by piece (an upload's chunks as they arrive); `hex()` ends it. */
+export interface IncrementalSha256 {
+  update(data: Uint8Array): void;
+  hex(): string;
+}
+
+/** Start an {@link IncrementalSha256}: node:crypto on Node, @noble/hashes elsewhere. */
+export function sha256Incremental(): IncrementalSha256 {
+  if (nodeCrypto) {
+    const h = nodeCrypto.createHash('sha256');
+    return { update: (d) => void h.update(d), hex: () => h.digest('hex') };
+  }
+  const h = nobleSha256.create();
+  return { update: (d) => void h.update(d), hex: () => bytesToHex(h.digest()) };
+}

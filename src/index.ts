@@ -80,7 +80,7 @@ export type { KnowledgeService, KnowledgeOperator } from './knowledge/service.ts
 export { publishFromAcceptedProposal, type PublishInput, type PublishedArtifacts } from './knowledge/publish.ts';
 export type { ProposalRequest, ProposalSubmissionResult } from './knowledge/proposal-schema.ts';
 export type { LibraryService, LibraryOptions, LibraryResult, LibraryCommand, LibraryItem, ReaderPage, Fetcher, Extractor } from './library/index.ts';
-export { checkAddress, type AddressVerdict } from './library/index.ts';
+export { checkAddress, memoryUploadSpool, type AddressVerdict, type UploadSpool } from './library/index.ts';
 export type { ErrorReporter } from './deps.ts';
 export { createBrowserApp, SESSION_COOKIE, type BrowserApp, type BrowserAppOptions } from './web/app.ts';
 export { RequestInspector, type InspectedRequest, type InspectorLimits, type AnsweredRequest } from './web/inspector.ts';

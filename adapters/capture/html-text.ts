@@ -13,9 +13,20 @@ import type { ExtractedText } from '../../src/library/capture-port.ts';
 const BLOCK_TAGS = new Set(['P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'LI', 'BLOCKQUOTE', 'PRE', 'TD', 'TH', 'DT', 'DD', 'FIGCAPTION', 'DIV', 'SECTION', 'ARTICLE', 'TABLE', 'UL', 'OL', 'DL', 'FIGURE', 'HEADER', 'FOOTER', 'ASIDE', 'MAIN', 'NAV', 'TR']);
 const SHORT_PAGE = 600;
 
-/** Decode HTML bytes: declared charset, else a `<meta charset>` in the first 1024 bytes, else UTF-8. */
+/** The encoding a byte order mark names (UTF-8, UTF-16LE, UTF-16BE), or null. */
+export function bomEncoding(bytes: Uint8Array): 'utf-8' | 'utf-16le' | 'utf-16be' | null {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return 'utf-8';
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
+  return null;
+}
+
+/**
+ * Decode HTML bytes: a byte order mark first (it wins over any label, as in the HTML standard), else
+ * the declared charset, else a `<meta charset>` in the first 1024 bytes, else UTF-8.
+ */
 export function decodeHtml(bytes: Uint8Array, charset: string | null | undefined): string {
-  let label = charset ?? null;
+  let label = bomEncoding(bytes) ?? charset ?? null;
   if (!label) {
     const head = new TextDecoder('latin1').decode(bytes.subarray(0, 1024));
     label = /<meta[^>]+charset=["']?\s*([A-Za-z0-9_:.-]+)/i.exec(head)?.[1] ?? null;

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startPageServer, type PageServer } from '../../fixtures/pages/server.ts';
-import { isCaptureFailure, type FetchOptions } from '../../src/library/capture-port.ts';
+import type { FetchOptions } from '../../src/library/capture-port.ts';
+import { captureFailure } from './capture-failure-kit.ts';
 import { nodeFetcher } from './node-fetcher.ts';
 
 let pages: PageServer;
@@ -23,15 +24,7 @@ const opts = (over: Partial<FetchOptions> = {}): FetchOptions => ({
   ...over,
 });
 
-async function failure(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (isCaptureFailure(e)) return { code: e.code, message: e.message };
-    throw e;
-  }
-  throw new Error('expected a CaptureFailure');
-}
+const failure = captureFailure;
 
 test('a name resolving to a private address is refused before any connect', async () => {
   let connections = 0;
@@ -48,6 +41,7 @@ test('a name resolving to a private address is refused before any connect', asyn
     const refused = await failure(nodeFetcher({ resolver }).fetch(`http://intranet.example:${port}/`, opts()));
     assert.is(refused.code, 'forbidden-address');
     assert.match(refused.message, /127\.0\.0\.1, a loopback address/);
+    assert.match(refused.message, /--capture-allow-private/, 'the refusal names the kw serve flag that lifts it');
     assert.equal(asked, ['intranet.example']);
     assert.is(connections, 0);
     // The same stub with captureAllowPrivate connects: the refusal above came from the policy alone.

@@ -45,8 +45,11 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const POOL = { keepAlive: true, maxSockets: 8, maxFreeSockets: 4, timeout: 30_000 };
 const systemResolver: Resolver = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
 
+/** How an operator lifts the address rule, named in every refusal. */
+const ALLOW_PRIVATE_HINT = 'only public addresses are fetched unless the server runs with --capture-allow-private (kw serve; captureAllowPrivate in createEngine)';
+
 function forbidden(host: string, address: string, range: string): CaptureFailure {
-  return new CaptureFailure('forbidden-address', `Capture refused ${host}: it resolves to ${address}, a ${range} address; only public addresses are fetched.`);
+  return new CaptureFailure('forbidden-address', `Capture refused ${host}: it resolves to ${address}, a ${range} address; ${ALLOW_PRIVATE_HINT}.`);
 }
 
 function makeLookup(resolver: Resolver, checked: boolean): LookupFunction {
@@ -72,7 +75,7 @@ function toFailure(e: unknown, signal: AbortSignal, deadline: AbortSignal, timeo
   if (e instanceof CaptureFailure) return e;
   if (deadline.aborted && !signal.aborted) return new CaptureFailure('timeout', `The page did not arrive within ${timeoutMs} ms.`, { cause: e });
   const message = String((e as Error)?.message ?? e);
-  if (/is not allowed/.test(message)) return new CaptureFailure('forbidden-address', `Capture refused the address: ${message}`, { cause: e });
+  if (/is not allowed/.test(message)) return new CaptureFailure('forbidden-address', `Capture refused the address: ${message}; ${ALLOW_PRIVATE_HINT}.`, { cause: e });
   return new CaptureFailure('network', `The page could not be fetched: ${message}`, { cause: e });
 }
 

@@ -300,11 +300,12 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     }
     return response;
   };
-  handle.bodyLimit = (method, url) => {
+  const operationAt = (method: string, url: string) => {
     const q = url.indexOf('?');
-    const op = router.match(method, q === -1 ? url : url.slice(0, q))?.operation;
-    return op?.input.bytes?.maxBytes ?? MAX_REQUEST_BODY;
+    return router.match(method, q === -1 ? url : url.slice(0, q))?.operation;
   };
+  handle.bodyLimit = (method, url) => operationAt(method, url)?.input.bytes?.maxBytes ?? MAX_REQUEST_BODY;
+  handle.streamsBody = (method, url) => operationAt(method, url)?.input.bytes !== undefined;
   return handle;
 }
 
@@ -316,8 +317,36 @@ function readInput(op: AnyOperation, params: Record<string, string>, query: stri
   const h: Record<string, string | undefined> = {};
   if (input.headers) for (const name of Object.keys(input.headers)) h[name] = request.headers[input.headers[name]!.name.toLowerCase()];
   const body: unknown = input.body ? parseJsonBody(request) : undefined;
-  const bytes = input.bytes ? (request.body ?? new Uint8Array(0)) : undefined;
+  const bytes = input.bytes ? limitedBytes(request, input.bytes.maxBytes) : undefined;
   return { path: params, query: q, headers: h, body, bytes } as OperationInput;
+}
+
+/**
+ * The raw body of a bytes operation as chunks: the transport's stream (node:http), or the whole body
+ * as one chunk (transports that read it first). Past `limit` the iteration throws INVALID_REQUEST; a
+ * body cut short by the client throws INVALID_REQUEST too.
+ */
+async function* limitedBytes(request: PlainRequest, limit: number): AsyncGenerator<Uint8Array> {
+  if (!request.bodyStream) {
+    if (request.body && request.body.byteLength) yield request.body;
+    return;
+  }
+  // No return() on the transport's iterator when we stop early: that would destroy the connection
+  // before the answer is written; the transport drains or cuts what is left after answering.
+  let size = 0;
+  const iterator = request.bodyStream[Symbol.asyncIterator]();
+  for (;;) {
+    let next: IteratorResult<Uint8Array>;
+    try {
+      next = await iterator.next();
+    } catch (e) {
+      throw new ServiceError('INVALID_REQUEST', 'The request body ended before it was complete.', { fieldErrors: [{ field: '$', message: 'was cut short' }], cause: e });
+    }
+    if (next.done) return;
+    size += next.value.byteLength;
+    if (size > limit) throw invalid(`The request body exceeds the limit of ${limit} bytes.`, [{ field: '$', message: `must be at most ${limit} bytes` }]);
+    yield next.value;
+  }
 }
 
 /**

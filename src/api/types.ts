@@ -14,6 +14,12 @@ export interface PlainRequest {
   body: Uint8Array | null;
   /** True when the transport stopped reading because the body exceeded the limit. */
   bodyTooLarge?: boolean;
+  /**
+   * The body as it arrives, in place of `body`, for operations that take raw bytes (uploads), when
+   * the transport streams them (see {@link Handler.streamsBody}); the handler enforces the limit.
+   * Not structured-cloneable: only the node:http listener sets it.
+   */
+  bodyStream?: AsyncIterable<Uint8Array>;
   /** Peer address, for logs only. */
   remoteAddress?: string;
   /** Aborted when the client disconnects (event streams stop on it). */
@@ -35,6 +41,11 @@ export type Handler = ((request: PlainRequest) => Promise<PlainResponse>) & {
    * uploads), so that a transport reads no more than that. Absent: the contract's 256 KB.
    */
   bodyLimit?: (method: string, url: string) => number;
+  /**
+   * True when the operation at `method` and `url` takes raw bytes that it reads as a stream, so that a
+   * transport able to stream hands it `bodyStream` instead of reading the whole body first. Absent: never.
+   */
+  streamsBody?: (method: string, url: string) => boolean;
 };
 
 export { MAX_REQUEST_BODY, MAX_RESPONSE_BODY } from '../limits.ts';

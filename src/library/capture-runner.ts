@@ -5,19 +5,20 @@
  */
 import type { EngineDeps } from '../deps.ts';
 import { isStorageConflict, type BatchOp } from '../ports.ts';
-import { decodeBase64 } from './base64.ts';
 import { CaptureFailure, isCaptureFailure, type Extractor, type Fetcher } from './capture-port.ts';
 import {
   Collections,
   accountKey,
   itemPutOp,
-  type BlobRecord,
+  uploadPutOp,
   type CaptureJobRecord,
   type CaptureReason,
   type CaptureRecord,
   type CaptureState,
   type ItemRecord,
+  type UploadRecord,
 } from './records.ts';
+import type { UploadSpool } from './upload-spool.ts';
 
 /** Limits of capture (see {@link LibraryOptions}). */
 export interface CaptureSettings {
@@ -35,6 +36,8 @@ export interface CaptureEnv {
   fetcher: Fetcher | null;
   extractor: Extractor | null;
   settings: CaptureSettings;
+  /** Where the bytes of uploads wait for their capture. */
+  spool: UploadSpool;
 }
 
 interface Outcome {
@@ -45,13 +48,30 @@ interface Outcome {
 
 const HTML_TYPES = new Set(['text/html', 'application/xhtml+xml']);
 
+/**
+ * What a fetched page is: its declared type, checked against its bytes. A page that says HTML or PDF
+ * (or says nothing, or octet-stream) is read as what its bytes are when they are HTML or a PDF; bytes
+ * of another binary format under an HTML or PDF label, text labelled PDF, and any other declared type
+ * are `unsupported-type`, naming both.
+ */
+async function judgeKind(extractor: Extractor, contentType: string, bytes: Uint8Array): Promise<'html' | 'pdf'> {
+  const declared = HTML_TYPES.has(contentType) ? 'html' : contentType === 'application/pdf' ? 'pdf' : null;
+  const open = declared !== null || contentType === '' || contentType === 'application/octet-stream';
+  const said = contentType || 'of no declared type';
+  if (!open) throw new CaptureFailure('unsupported-type', `The page is ${said}; only HTML and PDF are captured.`);
+  const detected = await extractor.detect(bytes);
+  if (detected.kind !== 'other') return detected.kind;
+  // Text that is no complete HTML document (a fragment) is still read as HTML when it says so.
+  if (declared === 'html' && detected.ext === null) return 'html';
+  throw new CaptureFailure('unsupported-type', `The page says it is ${said}, but its bytes are ${detected.mime}; only HTML and PDF are captured.`);
+}
+
 async function bytesOf(env: CaptureEnv, item: ItemRecord, signal: AbortSignal): Promise<{ bytes: Uint8Array; kind: 'html' | 'pdf'; url: string; truncated: boolean; charset: string | null }> {
   const { extractor } = env;
   if (!extractor) throw new CaptureFailure('not-configured', 'This server has no content extractor configured, so nothing can be captured.');
   if (item.origin === 'upload') {
-    const blob = await env.deps.storage.getRecord<BlobRecord>(Collections.blobs, accountKey(item.accountId, item.uploadId!));
-    if (!blob) throw new CaptureFailure('extract-failed', 'The uploaded bytes are no longer stored.');
-    const bytes = decodeBase64(blob.value.base64);
+    const bytes = await env.spool.read(item.uploadId!);
+    if (!bytes) throw new CaptureFailure('extract-failed', 'The uploaded bytes are no longer stored.');
     const detected = await extractor.detect(bytes);
     if (detected.kind === 'other') throw new CaptureFailure('unsupported-type', `The upload is ${detected.mime}; only PDF and HTML are captured.`);
     return { bytes, kind: detected.kind, url: item.url!, truncated: false, charset: null };
@@ -63,12 +83,7 @@ async function bytesOf(env: CaptureEnv, item: ItemRecord, signal: AbortSignal): 
     throw new CaptureFailure('sign-in-required', `The page answered HTTP ${page.status}: it needs a sign-in, which capture never does.`);
   }
   if (page.status < 200 || page.status > 299) throw new CaptureFailure('http-error', `The page answered HTTP ${page.status}.`);
-  let kind: 'html' | 'pdf' | null = HTML_TYPES.has(page.contentType) ? 'html' : page.contentType === 'application/pdf' ? 'pdf' : null;
-  if (!kind && (page.contentType === '' || page.contentType === 'application/octet-stream')) {
-    const detected = await extractor.detect(page.bytes);
-    if (detected.kind !== 'other') kind = detected.kind;
-  }
-  if (!kind) throw new CaptureFailure('unsupported-type', `The page is ${page.contentType || 'of no declared type'}; only HTML and PDF are captured.`);
+  const kind = await judgeKind(extractor, page.contentType, page.bytes);
   if (page.truncated && kind === 'pdf') throw new CaptureFailure('too-large', `The PDF is larger than ${s.maxBytes} bytes.`);
   return { bytes: page.bytes, kind, url: page.url, truncated: page.truncated, charset: page.charset };
 }
@@ -156,9 +171,12 @@ export async function runCaptureJob(env: CaptureEnv, key: string, signal: AbortS
     };
     const ops: BatchOp[] = [itemPutOp(next, stored.revision), { kind: 'record.delete', collection: Collections.jobs, key }];
     if (outcome.capture) ops.unshift({ kind: 'record.put', collection: Collections.captures, key: accountKey(item.accountId, outcome.capture.captureId), value: outcome.capture, expectedRevision: null });
-    if (item.uploadId) ops.push({ kind: 'record.delete', collection: Collections.blobs, key: accountKey(item.accountId, item.uploadId) });
+    // The upload stops being live with its capture: its bytes are dropped after the commit.
+    const upload = item.uploadId ? await storage.getRecord<UploadRecord>(Collections.uploads, accountKey(item.accountId, item.uploadId)) : null;
+    if (upload) ops.push(uploadPutOp(upload.value, upload.revision, false));
     try {
       await storage.commit(ops);
+      if (item.uploadId) await env.spool.remove(item.uploadId);
       return;
     } catch (e) {
       // A reading-state change landed meanwhile: apply the capture on top of the new revision.

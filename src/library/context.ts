@@ -14,11 +14,18 @@ import type { CaptureQueue } from './capture-queue.ts';
 import { Collections, accountKey, type ItemRecord } from './records.ts';
 import { notFound } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
+import type { UploadSpool } from './upload-spool.ts';
+import type { KeyedLock } from './keyed-lock.ts';
 
 /** Upload limits. */
 export interface UploadSettings {
+  /** Where upload bytes wait from their PUT until their capture has run. */
+  spool: UploadSpool;
   /** Largest upload accepted, in bytes. */
   maxBytes: number;
+  /** Unfinished uploads one credential may hold at once, and their declared bytes together. */
+  maxOpenUploads: number;
+  maxOpenUploadBytes: number;
   /** How long a prepared upload stays open. */
   ttlMs: number;
   /** The path template the edge serves PUTs on; `{uploadId}` is replaced. */
@@ -32,6 +39,12 @@ export interface LibraryContext {
   capture: CaptureEnv;
   queue: CaptureQueue;
   uploads: UploadSettings;
+  /** Settles when the start-up sweep of uploads has run (prepare and PUT wait for it). */
+  uploadsReady: Promise<void>;
+  /** Upload ids whose bytes a PUT is sending right now (one PUT per upload at a time). */
+  uploading: Set<string>;
+  /** Serialises prepare-upload per credential (the caps). */
+  uploadLocks: KeyedLock;
 }
 
 /** One application of a keyed write: the ops to commit, the value to remember, and what to do after. */

@@ -10,3 +10,5 @@ export { selectPassage } from './selection.ts';
 export { CaptureState, type CaptureReason, type LibraryItem } from './records.ts';
 export type { ReaderBlock, ReaderPage } from './reader-page.ts';
 export type { PreparedUpload, ReceivedUpload } from './uploads.ts';
+export { memoryUploadSpool, type UploadSpool } from './upload-spool.ts';
+export type { SweepReport } from './upload-upkeep.ts';

@@ -7,8 +7,8 @@ import { ServiceError, invalid } from '../errors.ts';
 import { isStorageConflict } from '../ports.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
 import { currentCapture, loadSource } from './reader-page.ts';
-import { itemPutOp, toLibraryItem, type ItemRecord, type LibraryItem } from './records.ts';
-import type { CreateNoteCommand, HighlightCommand, SetReadingStateCommand } from './schemas.ts';
+import { accountKey, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord, type LibraryItem } from './records.ts';
+import type { CreateNoteCommand, HighlightCommand, RecaptureCommand, SetReadingStateCommand } from './schemas.ts';
 import { checkSelections } from './selection.ts';
 
 type Written = Promise<{ item: LibraryItem; created: boolean }>;
@@ -83,4 +83,42 @@ export function setReadingState(ctx: LibraryContext, actor: Actor, command: SetR
       throw stale(command.itemId, command.expectedRevision, now.revision);
     }),
   );
+}
+
+/**
+ * Capture a source whose capture failed once more: the same item goes back to `pending` (revision
+ * +1, reason cleared) and a fresh background capture fetches it again.
+ * @remarks 409 CONFLICT on `sourceId` when the capture is not `failed` (pending, ready and partial
+ * sources keep their state), and for an uploaded file (its bytes are not kept after its capture:
+ * upload it again).
+ */
+export function recapture(ctx: LibraryContext, actor: Actor, command: RecaptureCommand): Written {
+  const apply = async () => {
+    const stored = await loadSource(ctx, actor, command.sourceId);
+    const source = stored.value;
+    const state = source.capture?.state ?? 'pending';
+    if (state !== 'failed') {
+      throw new ServiceError('CONFLICT', `Source ${command.sourceId} has capture ${state}; only a failed capture is taken again.`, {
+        fieldErrors: [{ field: 'sourceId', message: `capture is ${state}, not failed` }],
+        requiredAction: 'refresh-resource',
+      });
+    }
+    if (source.origin === 'upload') {
+      throw new ServiceError('CONFLICT', `Source ${command.sourceId} is an uploaded file; its bytes are not kept after its capture, so upload the file again.`, {
+        fieldErrors: [{ field: 'sourceId', message: 'is an upload; upload the file again' }],
+      });
+    }
+    const now = ctx.deps.clock.now();
+    const item: ItemRecord = {
+      ...source,
+      updatedAt: Math.max(now, source.updatedAt),
+      capture: { state: 'pending', reason: null, captureId: null, representationId: null, format: null, capturedAt: null },
+    };
+    return {
+      ops: [itemPutOp(item, stored.revision), jobPutOp({ accountId: actor.accountId, itemId: item.itemId, enqueuedAt: now })],
+      result: item.itemId,
+      after: () => void ctx.queue.offer(accountKey(actor.accountId, item.itemId)),
+    };
+  };
+  return wrap(idempotent(ctx, actor, command, apply, replayItem(ctx, actor)));
 }

@@ -18,7 +18,6 @@ export const Collections = {
   captures: 'library.captures',
   jobs: 'library.capture-jobs',
   uploads: 'library.uploads',
-  blobs: 'library.upload-bytes',
 } as const;
 
 /** The listing partition of pending capture jobs (all accounts). */
@@ -94,26 +93,33 @@ export interface CaptureJobRecord {
   enqueuedAt: number;
 }
 
+/**
+ * The listing partition of live uploads (all accounts): those that may still hold bytes in the
+ * upload spool — unfinished ones, and finished ones until their capture has run.
+ */
+export const LIVE_UPLOADS_PARTITION = 'live-uploads';
+
 /** A two-step upload. */
 export interface UploadRecord {
   uploadId: string;
   accountId: string;
+  /** The credential that prepared it (the unfinished-upload caps count per credential); null in-process. */
+  credentialRef?: string | null;
   fileName: string;
   contentType: string;
   byteLength: number;
   createdAt: number;
   expiresAt: number;
-  /** `awaiting-bytes` → `received` (bytes stored) → `finished` (item created). */
-  state: 'awaiting-bytes' | 'received' | 'finished';
+  /**
+   * `awaiting-bytes` → `received` (bytes in the spool) → `finished` (item created); `expired` when
+   * it was not finished in time (its bytes are dropped; the record stays so that a retry learns why).
+   */
+  state: 'awaiting-bytes' | 'received' | 'finished' | 'expired';
   receivedBytes: number | null;
   sha256: string | null;
   itemId: string | null;
 }
 
-/** Upload bytes, base64, kept until their capture has run (key: account + uploadId). */
-export interface BlobRecord {
-  base64: string;
-}
 
 /** The storage key of an account's record. */
 export function accountKey(accountId: string, id: string): string {
@@ -135,6 +141,17 @@ export function jobPutOp(job: CaptureJobRecord): BatchOp {
     value: job,
     index: { partition: PENDING_PARTITION, sortKey: sortKeyOfTime(MAX_TIME - job.enqueuedAt) },
   };
+}
+
+/**
+ * The batch op that stores an upload; `live` keeps it in the {@link LIVE_UPLOADS_PARTITION} listing
+ * (sorted by creation, newest first).
+ */
+export function uploadPutOp(upload: UploadRecord, expectedRevision: number | null | undefined, live: boolean): BatchOp {
+  const op: BatchOp = { kind: 'record.put', collection: Collections.uploads, key: accountKey(upload.accountId, upload.uploadId), value: upload };
+  if (expectedRevision !== undefined) op.expectedRevision = expectedRevision;
+  if (live) op.index = { partition: LIVE_UPLOADS_PARTITION, sortKey: sortKeyOfTime(upload.createdAt) };
+  return op;
 }
 
 /** The batch op that stores an item at a known revision (null: must not exist). */

@@ -73,7 +73,7 @@ export const ReceivedUploadSchema = v.object({ uploadId: v.string(), receivedByt
 
 /** The answer of each command type. */
 export const LibraryResultSchema = v.variant('type', [
-  v.object({ type: v.picklist(['save-link', 'highlight', 'create-note', 'set-reading-state', 'finish-upload']), item: LibraryItemSchema, created: v.boolean() }),
+  v.object({ type: v.picklist(['save-link', 'highlight', 'create-note', 'set-reading-state', 'finish-upload', 'recapture']), item: LibraryItemSchema, created: v.boolean() }),
   v.object({ type: v.literal('get'), item: LibraryItemSchema }),
   v.object({ type: v.literal('list'), items: v.array(LibraryItemSchema), nextCursor: v.nullable(v.string()) }),
   v.object({ type: v.literal('reader-page'), page: ReaderPageSchema }),

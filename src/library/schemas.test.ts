@@ -31,6 +31,7 @@ test('a well-formed command of every type parses', () => {
     { type: 'set-reading-state', itemId: item, expectedRevision: 2, read: true, archived: false, idempotencyKey: key },
     { type: 'prepare-upload', fileName: 'paper.pdf', contentType: 'application/pdf', byteLength: 1000, idempotencyKey: key },
     { type: 'finish-upload', uploadId: `lupl_${'d'.repeat(24)}`, sha256: 'e'.repeat(64), idempotencyKey: key },
+    { type: 'recapture', sourceId: item, idempotencyKey: key },
     { type: 'prepare-import' },
   ];
   assert.equal(new Set(ok.map((c) => c.type)), new Set(LIBRARY_COMMAND_TYPES));

@@ -102,6 +102,8 @@ export const FinishUploadSchema = v.strictObject({
   sha256: v.optional(v.pipe(v.string(), v.regex(Patterns.sha256, 'must be 64 lowercase hex characters'))),
   idempotencyKey: IdempotencyKey,
 });
+/** Capture a source whose capture failed once more (a fresh fetch; link sources only). */
+export const RecaptureSchema = v.strictObject({ type: v.literal('recapture'), sourceId: id(LibraryPatterns.itemId, 'sourceId'), idempotencyKey: IdempotencyKey });
 export const PrepareImportSchema = v.strictObject({
   type: v.literal('prepare-import'),
   source: v.optional(v.pipe(v.string(), v.maxLength(256))),
@@ -121,9 +123,10 @@ export const LibraryCommandSchema = v.variant(
     SetReadingStateSchema,
     PrepareUploadSchema,
     FinishUploadSchema,
+    RecaptureSchema,
     PrepareImportSchema,
   ],
-  'must be one of save-link, list, get, reader-page, highlight, create-note, set-reading-state, prepare-upload, finish-upload, prepare-import',
+  'must be one of save-link, list, get, reader-page, highlight, create-note, set-reading-state, prepare-upload, finish-upload, recapture, prepare-import',
 );
 
 export type LibraryCommand = v.InferOutput<typeof LibraryCommandSchema>;
@@ -136,12 +139,13 @@ export type CreateNoteCommand = v.InferOutput<typeof CreateNoteSchema>;
 export type SetReadingStateCommand = v.InferOutput<typeof SetReadingStateSchema>;
 export type PrepareUploadCommand = v.InferOutput<typeof PrepareUploadSchema>;
 export type FinishUploadCommand = v.InferOutput<typeof FinishUploadSchema>;
+export type RecaptureCommand = v.InferOutput<typeof RecaptureSchema>;
 
 /** Command types that only read. */
 export const LIBRARY_READ_TYPES: ReadonlySet<string> = new Set(['list', 'get', 'reader-page']);
 /** Every command type. */
 export const LIBRARY_COMMAND_TYPES: readonly LibraryCommandType[] = [
-  'save-link', 'list', 'get', 'reader-page', 'highlight', 'create-note', 'set-reading-state', 'prepare-upload', 'finish-upload', 'prepare-import',
+  'save-link', 'list', 'get', 'reader-page', 'highlight', 'create-note', 'set-reading-state', 'prepare-upload', 'finish-upload', 'recapture', 'prepare-import',
 ];
 
 /**

@@ -16,12 +16,15 @@ import type { Extractor, Fetcher } from './capture-port.ts';
 import { CaptureQueue } from './capture-queue.ts';
 import { runCaptureJob } from './capture-runner.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
-import { createNote, highlight, setReadingState } from './item-writes.ts';
+import { createNote, highlight, recapture, setReadingState } from './item-writes.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
 import { readerPage } from './reader-page.ts';
 import { Collections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord } from './records.ts';
 import { LibraryCommandSchema, requiredScope, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
 import { finishUpload, prepareUpload, putUploadBytes, type ReceivedUpload } from './uploads.ts';
+import { memoryUploadSpool, type UploadSpool } from './upload-spool.ts';
+import { KeyedLock } from './keyed-lock.ts';
+import { sweepUploads, type SweepReport } from './upload-upkeep.ts';
 
 export { requiredScope };
 
@@ -45,6 +48,16 @@ export interface LibraryOptions {
   /** Largest upload (default 20 MiB) and how long a prepared upload stays open (default 1 h). */
   maxUploadBytes?: number;
   uploadTtlMs?: number;
+  /**
+   * Where upload bytes wait from their PUT until their capture has run (default: {@link memoryUploadSpool};
+   * the dev server passes adapters/lowdb `fileUploadSpool` beside its lowdb data).
+   */
+  uploadSpool?: UploadSpool;
+  /** Unfinished uploads one credential may hold at once (default 4) and their declared bytes together (default 40 MiB). */
+  maxOpenUploads?: number;
+  maxOpenUploadBytes?: number;
+  /** How often expired uploads are swept (ms, default 60,000); also swept at start, orphans included. */
+  uploadSweepMs?: number;
   /** Where the edge accepts upload bytes; `{uploadId}` is replaced. Default `/api/v1/library/uploads/{uploadId}`. */
   uploadPathTemplate?: string;
   /** Called with unexpected background errors (a storage failure during capture). Default: console.error. */
@@ -63,8 +76,13 @@ export type { LibraryResult } from './result-schemas.ts';
 export interface LibraryService {
   /** Validate and run one command (an unparsed body). Throws ServiceError on every refusal. */
   execute(actor: Actor, command: unknown): Promise<LibraryResult>;
-  /** Store the bytes of a prepared upload (the edge calls this for `PUT {upload.path}`). */
-  putUploadBytes(actor: Actor, uploadId: string, bytes: Uint8Array): Promise<ReceivedUpload>;
+  /**
+   * Store the bytes of a prepared upload (the edge calls this for `PUT {upload.path}` with the body
+   * as it arrives); they go to the upload spool chunk by chunk.
+   */
+  putUploadBytes(actor: Actor, uploadId: string, bytes: Uint8Array | AsyncIterable<Uint8Array>): Promise<ReceivedUpload>;
+  /** Expire unfinished uploads past their time now (the library also does it every `uploadSweepMs`). */
+  sweepUploads(): Promise<SweepReport>;
   /** Resume pending captures (called by the constructor unless `autoStart` is false). */
   start(): void;
   /** Resolves when no capture is queued, running or pending in storage. */
@@ -131,6 +149,8 @@ async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): 
       return { type: command.type, ...(await prepareUpload(ctx, actor, command)) };
     case 'finish-upload':
       return { type: command.type, ...(await finishUpload(ctx, actor, command)) };
+    case 'recapture':
+      return { type: command.type, ...(await recapture(ctx, actor, command)) };
     case 'prepare-import':
       throw new ServiceError(
         'FORBIDDEN',
@@ -147,8 +167,10 @@ async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): 
  */
 export function createLibraryService(deps: EngineDeps, options: LibraryOptions = {}): LibraryService {
   const onError = options.onError ?? ((e: unknown) => console.error('library capture:', e));
+  const spool = options.uploadSpool ?? memoryUploadSpool();
   const capture = {
     deps,
+    spool,
     fetcher: options.fetcher ?? null,
     extractor: options.extractor ?? null,
     settings: {
@@ -178,27 +200,53 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
     idem: options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs, onError: deps.reportError }),
     capture,
     queue,
+    uploadsReady: Promise.resolve(),
+    uploading: new Set(),
+    uploadLocks: new KeyedLock(),
     uploads: {
+      spool,
       maxBytes: options.maxUploadBytes ?? MAX_UPLOAD_BODY,
+      maxOpenUploads: options.maxOpenUploads ?? 4,
+      maxOpenUploadBytes: options.maxOpenUploadBytes ?? 40 * 1024 * 1024,
       ttlMs: options.uploadTtlMs ?? 3_600_000,
       pathTemplate: options.uploadPathTemplate ?? '/api/v1/library/uploads/{uploadId}',
     },
   };
   let started = false;
+  let sweeping: Promise<unknown> = Promise.resolve();
+  let sweepTimer: ReturnType<typeof setInterval> | null = null;
+  const sweep = (orphans: boolean) => {
+    const run = sweeping.then(() => sweepUploads(ctx, { orphans }));
+    sweeping = run.catch((e: unknown) => onError(e));
+    return run;
+  };
   const service: LibraryService = {
     async execute(actor, input) {
       const command = parseOrThrow(LibraryCommandSchema, input, 'library command');
       return run(ctx, actor, command);
     },
     putUploadBytes: (actor, uploadId, bytes) => putUploadBytes(ctx, actor, uploadId, bytes),
+    sweepUploads: () => sweep(false),
     start() {
       if (started) return;
       started = true;
+      // Uploads left by an earlier process: expired ones and orphaned bytes go before any PUT starts.
+      ctx.uploadsReady = sweep(true).then(
+        () => {},
+        () => {},
+      );
+      sweepTimer = setInterval(() => void sweep(false).catch(() => {}), options.uploadSweepMs ?? 60_000);
+      // Node: the sweep alone never keeps a process alive.
+      (sweepTimer as { unref?: () => void }).unref?.();
       queue.start();
     },
     idle: () => queue.idle(),
     heldJobs: () => queue.size,
-    close: () => queue.close(),
+    async close() {
+      if (sweepTimer) clearInterval(sweepTimer);
+      await queue.close();
+      await sweeping;
+    },
   };
   if (options.autoStart ?? true) service.start();
   return service;

@@ -10,9 +10,10 @@ import type { Actor } from '../deps.ts';
 import { ServiceError, invalid, notFound } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
-import { Collections, accountKey, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord, type LibraryItem, type UploadRecord } from './records.ts';
+import { checkOpenUploadCaps } from './upload-upkeep.ts';
+import { Collections, accountKey, itemPutOp, jobPutOp, toLibraryItem, uploadPutOp, type ItemRecord, type LibraryItem, type UploadRecord } from './records.ts';
 import type { FinishUploadCommand, PrepareUploadCommand } from './schemas.ts';
-import { decodeBase64, encodeBase64 } from './base64.ts';
+import { sha256Incremental } from '../hash.ts';
 
 /** Bytes content detection looks at (magic numbers and the opening markup are at the start). */
 const SNIFF_BYTES = 64 * 1024;
@@ -45,42 +46,74 @@ export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: 
   if (command.byteLength > ctx.uploads.maxBytes) {
     throw invalid(`The file is larger than the ${ctx.uploads.maxBytes}-byte upload limit.`, [{ field: 'byteLength', message: `must be at most ${ctx.uploads.maxBytes}` }]);
   }
-  const { answer, created } = await idempotent(
-    ctx,
-    actor,
-    command,
-    async () => {
-      const now = ctx.deps.clock.now();
-      const upload: UploadRecord = {
-        uploadId: mintId(ctx, 'lupl'), accountId: actor.accountId, fileName: command.fileName, contentType: type, byteLength: command.byteLength,
-        createdAt: now, expiresAt: now + ctx.uploads.ttlMs, state: 'awaiting-bytes', receivedBytes: null, sha256: null, itemId: null,
-      };
-      return { ops: [{ kind: 'record.put', collection: Collections.uploads, key: accountKey(actor.accountId, upload.uploadId), value: upload, expectedRevision: null }], result: upload.uploadId };
-    },
-    async (uploadId) => view(ctx, (await loadUpload(ctx, actor, uploadId)).value),
+  await ctx.uploadsReady;
+  // One prepare at a time per credential, so that two racing prepares cannot both pass the caps.
+  const answer = await ctx.uploadLocks.run(actor.credentialRef ?? '', () =>
+    idempotent(
+      ctx,
+      actor,
+      command,
+      async () => {
+        await checkOpenUploadCaps(ctx, actor, command.byteLength);
+        const now = ctx.deps.clock.now();
+        const upload: UploadRecord = {
+          uploadId: mintId(ctx, 'lupl'), accountId: actor.accountId, credentialRef: actor.credentialRef ?? null, fileName: command.fileName, contentType: type,
+          byteLength: command.byteLength, createdAt: now, expiresAt: now + ctx.uploads.ttlMs, state: 'awaiting-bytes', receivedBytes: null, sha256: null, itemId: null,
+        };
+        return { ops: [uploadPutOp(upload, null, true)], result: upload.uploadId };
+      },
+      async (uploadId) => view(ctx, (await loadUpload(ctx, actor, uploadId)).value),
+    ),
   );
-  return { upload: answer, created };
+  return { upload: answer.answer, created: answer.created };
 }
 
 /**
- * Store the bytes of a prepared upload. A repeated PUT before finish replaces them.
- * @remarks Refused: unknown upload (404), an expired or finished one (409), more bytes than declared (400).
+ * Store the bytes of a prepared upload, chunk by chunk into the upload spool as they arrive (never
+ * the whole body at once). A repeated PUT before finish replaces them.
+ * @remarks Refused: unknown upload (404), an expired or finished one, or one whose bytes are being
+ * sent by another PUT right now (409), more bytes than declared (400, the bytes sent so far are dropped).
  */
-export async function putUploadBytes(ctx: LibraryContext, actor: Actor, uploadId: string, bytes: Uint8Array): Promise<ReceivedUpload> {
-  const stored = await loadUpload(ctx, actor, uploadId);
+export async function putUploadBytes(ctx: LibraryContext, actor: Actor, uploadId: string, body: Uint8Array | AsyncIterable<Uint8Array>): Promise<ReceivedUpload> {
+  await ctx.uploadsReady;
+  let stored = await loadUpload(ctx, actor, uploadId);
   const u = stored.value;
   if (u.state === 'finished') throw new ServiceError('CONFLICT', `Upload ${uploadId} is already finished; prepare a new upload to send another file.`);
-  if (ctx.deps.clock.now() > u.expiresAt) throw new ServiceError('CONFLICT', `Upload ${uploadId} expired at ${isoTimestamp(u.expiresAt)}; prepare a new upload.`);
-  if (bytes.length > u.byteLength) {
-    throw invalid(`The body has ${bytes.length} bytes, more than the ${u.byteLength} declared by prepare-upload.`, [{ field: 'body', message: `must be exactly ${u.byteLength} bytes` }]);
+  if (u.state === 'expired' || ctx.deps.clock.now() > u.expiresAt) throw new ServiceError('CONFLICT', `Upload ${uploadId} expired at ${isoTimestamp(u.expiresAt)}; prepare a new upload.`);
+  if (ctx.uploading.has(uploadId)) throw new ServiceError('CONFLICT', `The bytes of upload ${uploadId} are being sent by another request; wait for it, then read the upload's state.`, { retryable: true });
+  ctx.uploading.add(uploadId);
+  try {
+    if (u.state === 'received') {
+      // The earlier bytes are about to be replaced: the record stops claiming them first.
+      const reset: UploadRecord = { ...u, state: 'awaiting-bytes', receivedBytes: null, sha256: null };
+      await ctx.deps.storage.commit([uploadPutOp(reset, stored.revision, true)]);
+      stored = { ...stored, value: reset, revision: stored.revision + 1 };
+    }
+    const spool = ctx.uploads.spool;
+    await spool.create(uploadId);
+    const hash = sha256Incremental();
+    let received = 0;
+    try {
+      // An in-process caller's bytes are already whole in memory: one chunk.
+      for await (const chunk of body instanceof Uint8Array ? [body] : body) {
+        if (received + chunk.byteLength > u.byteLength) {
+          throw invalid(`The body has more than the ${u.byteLength} bytes declared by prepare-upload.`, [{ field: 'body', message: `must be exactly ${u.byteLength} bytes` }]);
+        }
+        received += chunk.byteLength;
+        hash.update(chunk);
+        await spool.append(uploadId, chunk);
+      }
+    } catch (e) {
+      await spool.remove(uploadId);
+      throw e;
+    }
+    const sha256 = hash.hex();
+    const next: UploadRecord = { ...stored.value, state: 'received', receivedBytes: received, sha256 };
+    await ctx.deps.storage.commit([uploadPutOp(next, stored.revision, true)]);
+    return { uploadId, receivedBytes: received, sha256 };
+  } finally {
+    ctx.uploading.delete(uploadId);
   }
-  const sha256 = ctx.deps.sha256(bytes);
-  const next: UploadRecord = { ...u, state: 'received', receivedBytes: bytes.length, sha256 };
-  await ctx.deps.storage.commit([
-    { kind: 'record.put', collection: Collections.blobs, key: accountKey(actor.accountId, uploadId), value: { base64: encodeBase64(bytes) } },
-    { kind: 'record.put', collection: Collections.uploads, key: stored.key, value: next, expectedRevision: stored.revision },
-  ]);
-  return { uploadId, receivedBytes: bytes.length, sha256 };
 }
 
 /** finish-upload: check size and checksum, decide by content, and create the source item. */
@@ -89,7 +122,7 @@ export async function finishUpload(ctx: LibraryContext, actor: Actor, command: F
     const stored = await loadUpload(ctx, actor, command.uploadId);
     const u = stored.value;
     const field = (name: string, message: string, text: string) => invalid(text, [{ field: name, message }]);
-    if (u.state === 'received' && ctx.deps.clock.now() > u.expiresAt) {
+    if (u.state === 'expired' || (u.state === 'received' && ctx.deps.clock.now() > u.expiresAt)) {
       throw new ServiceError('CONFLICT', `Upload ${u.uploadId} expired at ${isoTimestamp(u.expiresAt)}; prepare a new upload.`, { fieldErrors: [{ field: 'uploadId', message: 'has expired' }] });
     }
     if (u.state !== 'received') throw field('uploadId', 'has no bytes yet', `Upload ${u.uploadId} has received no bytes; PUT them to its path first.`);
@@ -101,9 +134,9 @@ export async function finishUpload(ctx: LibraryContext, actor: Actor, command: F
     }
     const extractor = ctx.capture.extractor;
     if (!extractor) throw new ServiceError('TEMPORARILY_UNAVAILABLE', 'This server has no content extractor configured, so uploads cannot be checked.');
-    const blob = await ctx.deps.storage.getRecord<{ base64: string }>(Collections.blobs, accountKey(actor.accountId, u.uploadId));
-    if (!blob) throw field('uploadId', 'has no bytes stored', `Upload ${u.uploadId} has no stored bytes; PUT them again.`);
-    const detected = await extractor.detect(decodeBase64(blob.value.base64, SNIFF_BYTES));
+    const head = await ctx.uploads.spool.read(u.uploadId, SNIFF_BYTES);
+    if (!head) throw field('uploadId', 'has no bytes stored', `Upload ${u.uploadId} has no stored bytes; PUT them again.`);
+    const detected = await extractor.detect(head);
     if (detected.kind === 'other') {
       const what = detected.ext === 'epub' ? 'an EPUB book, which the library does not support' : `${detected.mime}, which the library does not capture`;
       throw field('uploadId', `content is ${detected.ext ?? detected.mime}, not PDF or HTML`, `The uploaded file is ${what}; upload a PDF or a saved HTML page.`);
@@ -119,7 +152,8 @@ export async function finishUpload(ctx: LibraryContext, actor: Actor, command: F
       ops: [
         itemPutOp(item, null),
         jobPutOp({ accountId: actor.accountId, itemId: item.itemId, enqueuedAt: now }),
-        { kind: 'record.put' as const, collection: Collections.uploads, key: stored.key, value: finished, expectedRevision: stored.revision },
+        // Still live: its bytes stay in the spool until the capture has read them.
+        uploadPutOp(finished, stored.revision, true),
       ],
       result: item.itemId,
       after: () => ctx.queue.offer(accountKey(actor.accountId, item.itemId)),

@@ -137,10 +137,17 @@ export async function listen(handler: Handler, options: ListenOptions = {}): Pro
     const headers = headerMap(req.rawHeaders);
     let body: Uint8Array | null = null;
     let tooLarge = false;
+    let streamed = false;
     if (hasBody(headers)) {
-      const limit = options.maxBodyBytes ?? handler.bodyLimit?.(req.method ?? 'GET', req.url ?? '/') ?? MAX_REQUEST_BODY;
-      ({ body, tooLarge } = await readBody(req, headers['content-length'], limit));
-      if (tooLarge) drainAndClose(req, res);
+      const method = req.method ?? 'GET';
+      const url = req.url ?? '/';
+      const limit = options.maxBodyBytes ?? handler.bodyLimit?.(method, url) ?? MAX_REQUEST_BODY;
+      // Raw-bytes operations (uploads) read the body as it arrives; it is never held whole here.
+      streamed = options.maxBodyBytes === undefined && handler.streamsBody?.(method, url) === true && !(Number(headers['content-length']) > limit);
+      if (!streamed) {
+        ({ body, tooLarge } = await readBody(req, headers['content-length'], limit));
+        if (tooLarge) drainAndClose(req, res);
+      }
     }
     let controller: AbortController | null = null;
     const plain: PlainRequest = {
@@ -162,12 +169,16 @@ export async function listen(handler: Handler, options: ListenOptions = {}): Pro
       },
     };
     if (tooLarge) plain.bodyTooLarge = true;
+    if (streamed) plain.bodyStream = req;
     const remote = req.socket.remoteAddress;
     if (remote !== undefined) plain.remoteAddress = remote;
 
     const response = await handler(plain);
     if (!response) throw new Error(EMPTY_HEADERS_ERROR);
-    if (tooLarge || closing) response.headers.connection = 'close';
+    // A streamed body the handler did not read to its end (a refusal): discard the rest, then close.
+    const unread = streamed && !req.complete;
+    if (unread) drainAndClose(req, res);
+    if (tooLarge || unread || closing) response.headers.connection = 'close';
     if (response.stream) await writeStream(req, res, response);
     else writeComplete(req, res, response);
   }

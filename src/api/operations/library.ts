@@ -36,7 +36,7 @@ export const libraryCommand = defineOperation({
   tag: 'library',
   summary: 'Run a library command',
   description:
-    'Saves links (captured in the background), reads items and their capture state, returns reader pages, keeps highlights, notes and reading state, and prepares and finishes file uploads. The body is a command discriminated by type; writes carry idempotencyKey (16-128 characters) in the body: a retry returns the same item. library:write, or library:read for list, get and reader-page.',
+    'Saves links (captured in the background), reads items and their capture state, takes a failed capture again (recapture), returns reader pages, keeps highlights, notes and reading state, and prepares and finishes file uploads. The body is a command discriminated by type; writes carry idempotencyKey (16-128 characters) in the body: a retry returns the same item. library:write, or library:read for list, get and reader-page.',
   auth: 'bearer',
   anyScopes: ['library:read', 'library:write'],
   charge: 'before',
@@ -46,7 +46,7 @@ export const libraryCommand = defineOperation({
     201: { description: 'A new item or upload was stored.', json: LibraryResultEnvelopeSchema },
     400: { description: 'INVALID_REQUEST: bad command; a selection that does not match the saved text (nothing stored).' },
     404: { description: 'NOT_FOUND: unknown item, source or upload.' },
-    409: { description: 'IDEMPOTENCY_CONFLICT: the key is bound to another command; CONFLICT: the current state does not allow the command.' },
+    409: { description: 'IDEMPOTENCY_CONFLICT: the key is bound to another command; CONFLICT: the current state does not allow the command (recapture of a capture that has not failed; prepare-upload past the unfinished-upload caps of the credential).' },
     412: { description: 'PRECONDITION_FAILED: set-reading-state with a stale expectedRevision (the item is unchanged).' },
   },
   async run(ctx, input) {
@@ -77,9 +77,9 @@ export const putUploadBytes = defineOperation({
   },
   responses: {
     200: { description: 'The bytes were received: their size and SHA-256.', json: ReceivedUploadEnvelopeSchema },
-    400: { description: 'INVALID_REQUEST: more bytes than prepared, or over the upload limit.' },
+    400: { description: 'INVALID_REQUEST: more bytes than prepared, over the upload limit, or a body cut short.' },
     404: { description: 'NOT_FOUND: unknown or expired upload, or one of another account.' },
-    409: { description: 'CONFLICT: the upload was already finished.' },
+    409: { description: 'CONFLICT: the upload was already finished or has expired, or another PUT is sending its bytes right now.' },
   },
   async run(ctx, input) {
     const received = await ctx.engine.library.putUploadBytes(actorOf(ctx), input.path.uploadId, input.bytes);

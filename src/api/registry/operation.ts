@@ -77,8 +77,11 @@ export interface OperationInput<I extends InputDef = InputDef> {
   query: { readonly [K in keyof I['query']]: string | undefined };
   headers: { readonly [K in keyof I['headers']]: string | undefined };
   body: I['body'] extends BodyDef ? unknown : undefined;
-  /** The raw body of an operation declared with `bytes` (empty when none was sent). */
-  bytes: I['bytes'] extends BytesDef ? Uint8Array : undefined;
+  /**
+   * The raw body of an operation declared with `bytes`, chunk by chunk as it arrives (none when
+   * nothing was sent). Past the declared `maxBytes` the iteration throws INVALID_REQUEST.
+   */
+  bytes: I['bytes'] extends BytesDef ? AsyncIterable<Uint8Array> : undefined;
 }
 
 /** Who the operation is for: `public` operations are in /openapi.json; `operator` and `local` are not. */
