@@ -1,39 +1,46 @@
 /**
- * Path matching over the operation registry: exact segments and `{param}` segments, grouped by
- * segment count.
+ * Path matching over contract entries (or anything that carries one, like the server's bindings):
+ * exact segments and `{param}` segments, grouped by segment count.
  * @module
  */
-import type { AnyOperation } from './registry/operation.ts';
+import type { AnyOperation } from '../contract/define.ts';
+import { MAX_REQUEST_BODY } from '../limits.ts';
 
-interface Compiled {
+interface Compiled<T> {
   segments: readonly string[];
   /** Indexes of `{param}` segments and their names. */
   paramAt: readonly number[];
   paramNames: readonly string[];
-  methods: Map<string, AnyOperation>;
+  methods: Map<string, T>;
   /** The Allow header value: the path's methods, plus HEAD where GET exists. */
   allow: string;
 }
 
 /** The result of {@link Router.match}. */
-export interface RouteMatch {
+export interface RouteMatch<T = AnyOperation> {
   /** Path parameters by name. */
   params: Record<string, string>;
   /** The operation for the method (HEAD uses GET), or undefined when the path lacks it. */
-  operation: AnyOperation | undefined;
+  operation: T | undefined;
   allow: string;
 }
 
 /** A compiled route table. */
-export interface Router {
+export interface Router<T = AnyOperation> {
   /** Match a path (without query); null when no operation has this path. */
-  match(method: string, path: string): RouteMatch | null;
+  match(method: string, path: string): RouteMatch<T> | null;
+  /** The contract entry of a route target. */
+  operationOf(target: T): AnyOperation;
 }
 
-/** Compile the operations into a router. Two operations with one method and path are refused. */
-export function createRouter(operations: readonly AnyOperation[]): Router {
-  const byPath = new Map<string, Compiled>();
-  for (const op of operations) {
+/**
+ * Compile route targets (contract entries, or bindings with `operationOf`) into a router. Two targets
+ * with one method and path are refused.
+ */
+export function createRouter<T = AnyOperation>(targets: readonly T[], operationOf: (target: T) => AnyOperation = (t) => t as AnyOperation): Router<T> {
+  const byPath = new Map<string, Compiled<T>>();
+  for (const target of targets) {
+    const op = operationOf(target);
     let route = byPath.get(op.path);
     if (!route) {
       const segments = op.path.split('/');
@@ -49,9 +56,9 @@ export function createRouter(operations: readonly AnyOperation[]): Router {
       byPath.set(op.path, route);
     }
     if (route.methods.has(op.method)) throw new Error(`two operations for ${op.method} ${op.path}`);
-    route.methods.set(op.method, op);
+    route.methods.set(op.method, target);
   }
-  const bySize = new Map<number, Compiled[]>();
+  const bySize = new Map<number, Compiled<T>[]>();
   for (const route of byPath.values()) {
     const names = [...route.methods.keys()];
     if (names.includes('GET')) names.splice(names.indexOf('GET') + 1, 0, 'HEAD');
@@ -61,6 +68,7 @@ export function createRouter(operations: readonly AnyOperation[]): Router {
     bySize.set(route.segments.length, list);
   }
   return {
+    operationOf,
     match(method, path) {
       const parts = path.split('/');
       const candidates = bySize.get(parts.length);
@@ -80,5 +88,17 @@ export function createRouter(operations: readonly AnyOperation[]): Router {
       }
       return null;
     },
+  };
+}
+
+/**
+ * The largest request body the operation at `method` and `url` accepts: its `bytes.maxBytes`, else
+ * the contract's 256 KB. The one rule the handler and every transport (worker host included) use.
+ */
+export function bodyLimitOf<T>(router: Router<T>): (method: string, url: string) => number {
+  return (method, url) => {
+    const q = url.indexOf('?');
+    const target = router.match(method, q === -1 ? url : url.slice(0, q))?.operation;
+    return target === undefined ? MAX_REQUEST_BODY : (router.operationOf(target).input.bytes?.maxBytes ?? MAX_REQUEST_BODY);
   };
 }

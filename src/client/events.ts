@@ -5,7 +5,7 @@
  * (or on 204, which says the job is terminal and nothing follows the cursor).
  * @module
  */
-import type { AnyOperation } from '../api/registry/index.ts';
+import type { AnyOperation } from '../contract/define.ts';
 import type { ResearchJobEvent } from '../jobs/schemas.ts';
 import { sendWithRetries, type CallSettings } from './call.ts';
 import { ApiClientError, isApiClientError } from './errors.ts';

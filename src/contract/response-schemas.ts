@@ -111,6 +111,17 @@ export const ErrorEnvelopeSchema = v.pipe(
 
 export const OpaqueObjectSchema = v.pipe(v.object({}), v.description('A body the contract does not show.'));
 
+/** The OpenAPI 3.1 document served at /openapi.json (not an envelope: the document itself). */
+export const OpenApiDocumentSchema = v.pipe(
+  v.object({
+    openapi: v.pipe(v.string(), v.regex(/^3\.1\.\d+$/)),
+    info: v.object({ title: v.string(), version: v.string() }),
+    paths: v.pipe(v.object({}), v.description('Path items by path template.')),
+    components: v.pipe(v.object({}), v.description('Schemas, headers, responses and security schemes.')),
+  }),
+  v.description('An OpenAPI 3.1 document.'),
+);
+
 // ---------------------------------------------------------------------------------------------
 // Named envelopes (one component each)
 
@@ -197,4 +208,5 @@ export const responseComponents = {
   LibraryResult: LibraryResultSchema,
   LibraryResultEnvelope: LibraryResultEnvelopeSchema,
   ReceivedUploadEnvelope: ReceivedUploadEnvelopeSchema,
+  OpenApiDocument: OpenApiDocumentSchema,
 } as const;

@@ -1,12 +1,22 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startServer } from '../../../fixtures/http-kit.ts';
-import { buildOpenApi, listOperations } from './index.ts';
-import { declaredStatuses, type AnyOperation } from './operation.ts';
+import { startServer } from '../../fixtures/http-kit.ts';
+import { declaredStatuses, type AnyOperation } from '../contract/define.ts';
+import { contract, contractOperations } from '../contract/operations.ts';
+import { buildOpenApi } from './openapi.ts';
+import { listBindings } from './bindings.ts';
 
 type Json = Record<string, any>;
 const doc = buildOpenApi() as Json;
-const ops = listOperations();
+const ops = contractOperations;
+
+test('every contract entry has exactly one binding, and every binding binds a contract entry', () => {
+  const bound = listBindings().map((b) => b.operation);
+  for (const op of contractOperations) assert.is(bound.filter((b) => b === op).length, 1, `${op.operationId} is bound once`);
+  for (const op of bound) assert.ok(contractOperations.includes(op), `${op.operationId} is a contract entry`);
+  assert.is(bound.length, contractOperations.length);
+  for (const [id, op] of Object.entries(contract)) assert.is(op.operationId, id, 'the contract is keyed by operationId');
+});
 
 test('operation ids are unique and every (method, path) is declared once', () => {
   const ids = ops.map((op) => op.operationId);
