@@ -4,26 +4,13 @@
  * the contract entries: `v.InferInput` of each body schema, `v.InferOutput` of each 2xx response schema.
  * @module
  */
-import type { AnyOperation, CallInputOf, SuccessBodyOf } from '../contract/define.ts';
-import { contractOperations, type Contract, type PublicOperationId } from '../contract/operations.ts';
-import { callOperation, createKy, type ApiResult, type CallOptions, type CallSettings, type RawInput } from './call.ts';
+import type { AnyOperation } from '../contract/define.ts';
+import { contractOperations } from '../contract/operations.ts';
+import { callOperation, createKy, type CallOptions, type CallSettings, type RawInput } from './call.ts';
 import { followJobEvents, type FollowOptions, type JobEvent } from './events.ts';
+import type { OperationId, OperationMethod } from './types.ts';
 import { readPlanMutate, type ReplanOptions, type ReplanOutcome, type MutationPlanner } from './replan.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
-
-/** The operationId of a public operation: one client method each. */
-export type OperationId = PublicOperationId;
-
-/** The typed input of an operation: path parameters, query values, headers by logical name, the JSON body or raw bytes. */
-export type CallInput<K extends OperationId> = CallInputOf<Contract[K]>;
-
-/** The parsed JSON success body of an operation (`v.InferOutput` of its 2xx response schemas). */
-export type SuccessBody<K extends OperationId> = SuccessBodyOf<Contract[K]>;
-
-/** The method of one operation on the client. */
-export type OperationMethod<K extends OperationId> = {} extends CallInput<K>
-  ? (input?: CallInput<K>, options?: CallOptions) => Promise<ApiResult<SuccessBody<K>>>
-  : (input: CallInput<K>, options?: CallOptions) => Promise<ApiResult<SuccessBody<K>>>;
 
 /** The public operations of the contract by operationId. */
 function publicOperations(): ReadonlyMap<string, AnyOperation> {

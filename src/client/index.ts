@@ -3,7 +3,8 @@
  * works over any fetch (network, in-process, worker). No Node-only modules, no server code.
  * @module
  */
-export { createClient, type CallInput, type Client, type ClientOptions, type OperationId, type OperationMethod, type SuccessBody } from './client.ts';
+export { createClient, type Client, type ClientOptions } from './client.ts';
+export type { CallInput, OperationId, OperationMethod, SuccessBody } from './types.ts';
 export type { Contract } from '../contract/operations.ts';
 export type { ApiResult, CallOptions } from './call.ts';
 export { ApiClientError, isApiClientError, type ClientErrorCode } from './errors.ts';
