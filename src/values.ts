@@ -7,7 +7,7 @@ import * as v from 'valibot';
 import { SCOPES } from './auth/scopes.ts';
 import { ErrorCode } from './errors.ts';
 import { Patterns } from './ids.ts';
-import { boundedPattern, int, maxArray, pattern, str } from './schema-kit.ts';
+import { boundedPattern, int, maxArray, pattern, str } from './schema-builders.ts';
 
 export const RequestIdSchema = pattern(Patterns.requestId, 'Server-minted request id (16-128 characters).');
 export const ClientRequestIdSchema = pattern(

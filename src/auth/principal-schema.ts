@@ -5,7 +5,7 @@
  */
 import * as v from 'valibot';
 import { Patterns } from '../ids.ts';
-import { int, MAX_SAFE, pattern, rangeArray } from '../schema-kit.ts';
+import { int, MAX_SAFE, pattern, rangeArray } from '../schema-builders.ts';
 import { CredentialRefSchema, DocumentRefSchema, Href, ScopeSchema, SpaceRefSchema, TimestampSchema } from '../values.ts';
 import { SCOPES } from './scopes.ts';
 

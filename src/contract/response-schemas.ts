@@ -42,7 +42,7 @@ import {
   RichDocumentSchema,
 } from '../documents/resource-schemas.ts';
 import { ProposalRequestSchema, ProposalSubmissionResultSchema } from '../knowledge/proposal-schema.ts';
-import { boundedPattern, maxArray } from '../schema-kit.ts';
+import { boundedPattern, maxArray } from '../schema-builders.ts';
 import {
   ApiErrorSchema,
   ClientRequestIdSchema,

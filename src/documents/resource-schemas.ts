@@ -7,7 +7,7 @@
  */
 import * as v from 'valibot';
 import { BLOCK_TYPES } from '../blocks/model.ts';
-import { int, MAX_SAFE, maxArray, pageOf, rangeArray, str } from '../schema-kit.ts';
+import { int, MAX_SAFE, maxArray, pageOf, rangeArray, str } from '../schema-builders.ts';
 import { DocumentRefSchema, Href, OperationRefSchema, ResponseBlockIdSchema, Sha256Schema, SpaceRefSchema, TimestampSchema } from '../values.ts';
 
 /**

@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot';
 import { PublicArtifactRefSchema } from '../knowledge/public-schemas.ts';
-import { int, maxArray, pageOf } from '../schema-kit.ts';
+import { int, maxArray, pageOf } from '../schema-builders.ts';
 import { ApiErrorSchema, Href, RequiredActionSchema, TimestampSchema } from '../values.ts';
 import { Patterns } from '../ids.ts';
 import { JOB_EVENT_KINDS, JOB_PHASES, JOB_STATES } from './states.ts';

@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot';
 import { LanguageSchema, ProposalRefSchema, ReviewRefSchema, SpaceRefSchema } from '../values.ts';
-import { boundedPattern, maxArray } from '../schema-kit.ts';
+import { boundedPattern, maxArray } from '../schema-builders.ts';
 import { DURATION_SHAPE } from './duration.ts';
 
 /** A proposal-local key: 1-96 characters, lowercase, starting with a letter, segments joined by . _ : or -. */

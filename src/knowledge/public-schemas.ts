@@ -6,7 +6,7 @@
  */
 import * as v from 'valibot';
 import { Patterns } from '../ids.ts';
-import { int, maxArray, pattern, str } from '../schema-kit.ts';
+import { int, maxArray, pattern, str } from '../schema-builders.ts';
 import { ProposalRefSchema, ReviewRefSchema, Sha256Schema, SpaceRefSchema, TimestampSchema } from '../values.ts';
 import { PROPOSAL_STATES } from './proposal-schema.ts';
 
