@@ -131,7 +131,7 @@ test('the tarball holds the build, docs, README and manifest: no sources, tests,
   const strays = files.filter((f) => !/^(dist|docs)\//.test(f) && f !== 'README.md' && f !== 'package.json' && f !== 'LICENSE');
   assert.equal(strays, []);
   assert.equal(files.filter((f) => /\.test\.|-kit\.|(^|\/)(bench|scripts|fixtures|app|\.ci)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts'))), []);
-  for (const f of ['dist/kw.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/contract/index.js', 'dist/src/contract/index.d.ts', 'dist/adapters/conformance.js', 'dist/transports/http/index.d.ts']) {
+  for (const f of ['dist/kw.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/contract/index.js', 'dist/src/contract/index.d.ts', 'dist/adapters/conformance/index.js', 'dist/transports/http/index.d.ts']) {
     assert.ok(files.includes(f), `${f} is packed`);
   }
 });
