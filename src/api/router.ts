@@ -18,8 +18,8 @@ interface Compiled<T> {
 
 /** The result of {@link Router.match}. */
 export interface RouteMatch<T = AnyOperation> {
-  /** Path parameters by name. */
-  params: Record<string, string>;
+  /** Path parameters by name (frozen: a match may be shared by requests of one path). */
+  readonly params: Readonly<Record<string, string>>;
   /** The operation for the method (HEAD uses GET), or undefined when the path lacks it. */
   operation: T | undefined;
   allow: string;
@@ -67,9 +67,24 @@ export function createRouter<T = AnyOperation>(targets: readonly T[], operationO
     list.push(route);
     bySize.set(route.segments.length, list);
   }
+  const recent = new Map<string, RouteMatch<T> | null>();
   return {
     operationOf,
     match(method, path) {
+      // Clients repeat their paths (one document, one job): a bounded memo of recent answers spares
+      // the split and the scan. Answers are never mutated by callers.
+      const key = `${method} ${path}`;
+      const known = recent.get(key);
+      if (known !== undefined) return known;
+      const found = scan(method, path);
+      if (recent.size >= RECENT_MAX) recent.clear();
+      recent.set(key, found);
+      return found;
+    },
+  };
+
+  function scan(method: string, path: string): RouteMatch<T> | null {
+    {
       const parts = path.split('/');
       const candidates = bySize.get(parts.length);
       if (!candidates) return null;
@@ -84,12 +99,15 @@ export function createRouter<T = AnyOperation>(targets: readonly T[], operationO
         const params: Record<string, string> = {};
         for (let k = 0; k < route.paramAt.length; k++) params[route.paramNames[k]!] = parts[route.paramAt[k]!]!;
         const operation = route.methods.get(method === 'HEAD' ? 'GET' : method);
-        return { params, operation, allow: route.allow };
+        return Object.freeze({ params: Object.freeze(params), operation, allow: route.allow });
       }
       return null;
-    },
-  };
+    }
+  }
 }
+
+/** Most remembered matches of one router (cleared when full). */
+const RECENT_MAX = 1024;
 
 /**
  * The largest request body the operation at `method` and `url` accepts: its `bytes.maxBytes`, else
