@@ -16,7 +16,7 @@ import {
   PrincipalEnvelopeSchema,
 } from './response-schemas.ts';
 
-const DocumentFormatSchema = v.pipe(v.picklist(DOCUMENT_FORMATS), v.description('Default rich-json.'));
+const DocumentFormatSchema = v.pipe(v.picklist(DOCUMENT_FORMATS, `must be ${DOCUMENT_FORMATS.join(', ')}`), v.description('Default rich-json.'));
 const documentRef = pathId(Patterns.documentRef, 'A documentRef: sdoc_ and 48 lowercase hex characters.');
 
 /** The Principal, after charging this request (remainingBudget counts it). */
