@@ -4,6 +4,7 @@
  * `scripts/bench.ts` bundles this file with esbuild and runs it with plain node, so what is measured
  * is the code as shipped (tsx's per-closure `__name` wrappers cost ~10% on the hot path).
  */
+import { runBundleBench } from './bundle.ts';
 import { runHttpBench } from './http.ts';
 import { runLowdbBench } from './lowdb.ts';
 import { runMutationBench } from './mutations.ts';
@@ -25,6 +26,7 @@ if (!process.env.KW_BENCH_SERVER) {
   const reportFile = at >= 0 ? args.splice(at, 2)[1] : undefined;
   if (at >= 0 && !reportFile) throw new Error('--report needs a file name, e.g. --report bench.html');
   const only = args[0];
+  if (!only || only === 'bundle') await runBundleBench();
   if (!only || only === 'mutations') await runMutationBench();
   if (!only || only === 'mutations' || only === 'scaling') await versionOnlyScaling();
   if (!only || only === 'mutations' || only === 'pathological') await pathologicalEdits();

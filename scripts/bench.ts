@@ -1,6 +1,6 @@
 /**
  * Runs the benchmarks on bundled code: esbuild bundles bench/index.ts (as `npm run build` bundles the
- * server), then plain `node --expose-gc` runs it. Arguments pass through (`mutations`, `scaling`,
+ * server), then plain `node --expose-gc` runs it. Arguments pass through (`bundle`, `mutations`, `scaling`,
  * `pathological`, `peer`, `http`, or `profile [blocks] [kind] [seconds]`; `--report FILE.html`). With `KW_BENCH_CPU_PROF=DIR` node
  * writes a CPU profile of the run into DIR (`--cpu-prof`).
  */

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { buildOpenApi } from '../src/api/registry/index.ts';
+import { buildOpenApi } from '../src/contract/openapi.ts';
 
 const root = resolve(import.meta.dirname, '..');
 /** docs/openapi.json as `npm run docs` writes it. */

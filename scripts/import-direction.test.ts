@@ -81,8 +81,8 @@ test('every import follows the layer direction', () => {
       if (to === 'app' && !['app', 'bench', 'scripts'].includes(from)) violations.push(`${rel} imports ${target}: nothing below app/ may depend on it`);
       if (isTest(rel)) continue;
       if (!allowed[from].includes(to)) violations.push(`${rel} imports ${target}: ${from}/ must not depend on ${to}/`);
-      // src/client/ is derived from the operation registry (typed inputs and results), so it reads src/api/.
-      if (from === 'src' && !rel.startsWith('src/api/') && !rel.startsWith('src/client/') && rel !== 'src/index.ts' && target.startsWith('src/api/') && target !== 'src/api/types.ts') {
+      // src/client/ is derived from the contract (src/contract), never from the server's src/api/.
+      if (from === 'src' && !rel.startsWith('src/api/') && rel !== 'src/index.ts' && target.startsWith('src/api/') && target !== 'src/api/types.ts') {
         violations.push(`${rel} imports ${target}: domains must not depend on the API layer (only the public entry src/index.ts re-exports it)`);
       }
     }
@@ -106,6 +106,50 @@ test('test kits follow one naming convention: <subject>-kit.ts', () => {
     .map((f) => relative(root, f))
     .filter((f) => /(^|\/)(test-kit|kit)\.ts$|\.test-support\.ts$|-kit\.test-support\.ts$/.test(f));
   assert.equal(odd, []);
+});
+
+/** Every non-test module `start` reaches through relative imports, and the packages they import. */
+function closure(start: readonly string[]): { modules: Set<string>; packages: Map<string, string> } {
+  const modules = new Set<string>();
+  const packages = new Map<string, string>();
+  const queue = [...start];
+  while (queue.length) {
+    const rel = queue.pop()!;
+    if (modules.has(rel) || isTest(rel)) continue;
+    modules.add(rel);
+    for (const spec of importsOf(join(root, rel))) {
+      if (spec.startsWith('.')) queue.push(relative(root, resolve(dirname(join(root, rel)), spec)));
+      else if (!packages.has(spec)) packages.set(spec, rel);
+    }
+  }
+  return { modules, packages };
+}
+
+const rels = files.map((f) => relative(root, f)).filter((f) => !isTest(f));
+
+/** The modules the contract may stand on: schema modules and the pure facts they use (ids, limits, errors, states). */
+const SHARED_SCHEMA_MODULE =
+  /^src\/(ids|values|schema-builders|limits|errors|validation|text|canonical-json)\.ts$|^src\/[a-z-]+\/([a-z-]+-)?schemas?\.ts$|^src\/(jobs|knowledge)\/states\.ts$|^src\/blocks\/model\.ts$|^src\/knowledge\/duration\.ts$|^src\/auth\/scopes\.ts$|^src\/library\/capture-port\.ts$/;
+
+test('src/contract/ imports only valibot and shared schema modules: no src/api, no domain service', () => {
+  const { modules, packages } = closure(rels.filter((f) => f.startsWith('src/contract/')));
+  const outside = [...modules].filter((m) => !m.startsWith('src/contract/') && !SHARED_SCHEMA_MODULE.test(m));
+  assert.equal(outside, [], 'every module the contract reaches is a shared schema module');
+  assert.ok(![...modules].some((m) => m.startsWith('src/api/')), 'the contract never reaches src/api/');
+  const pkgs = [...packages].filter(([name, by]) => name !== 'valibot' && !(name === '@valibot/to-json-schema' && by === 'src/contract/openapi.ts'));
+  assert.equal(pkgs, [], 'valibot only (and the JSON Schema converter for the OpenAPI generator)');
+});
+
+test('the client, the MCP tools and /openapi.json read the contract, never the server bindings', () => {
+  const server = (m: string) => m === 'src/api/bindings.ts' || m === 'src/api/bind.ts' || m.startsWith('src/api/operations/') || m === 'src/api/handler.ts';
+  const client = closure(rels.filter((f) => f.startsWith('src/client/')));
+  assert.equal([...client.modules].filter((m) => m.startsWith('src/api/')), [], 'src/client/ reaches nothing of src/api/');
+  assert.equal([...client.packages.keys()].filter((p) => p !== 'ky' && p !== 'valibot'), [], 'src/client/ uses ky and valibot only');
+  const mcp = closure(rels.filter((f) => f.startsWith('transports/mcp/')));
+  assert.ok(mcp.modules.has('transports/mcp/catalog.ts'));
+  assert.equal([...mcp.modules].filter(server), [], 'the MCP catalog reaches no server binding');
+  const openapi = closure(['src/api/openapi.ts']);
+  assert.equal([...openapi.modules].filter((m) => !m.startsWith('src/contract/') && m !== 'src/api/openapi.ts' && !SHARED_SCHEMA_MODULE.test(m)), [], '/openapi.json is generated from the contract alone');
 });
 
 test('there are no import cycles among non-test modules', () => {

@@ -40,6 +40,8 @@ const stripTypes = (source: string): string =>
   ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true } }).outputText;
 
 const CONSUMER = `import { createEngine, createApiHandler, isServiceError, type Engine, type DocumentView, type Storage } from 'knowledge-workspace';
+import { contract, buildOpenApi, type SuccessBodyOf } from 'knowledge-workspace/contract';
+import { createClient } from 'knowledge-workspace/client';
 import { memoryStorage } from 'knowledge-workspace/adapters/memory';
 import { lowdbStorage } from 'knowledge-workspace/adapters/lowdb';
 import { createFetch } from 'knowledge-workspace/transports/inproc';
@@ -51,6 +53,21 @@ const engine: Engine = createEngine({ storage });
 const actor = { accountId: 'me', credentialRef: null, documentRef: null };
 const { document } = await engine.documents.create(actor, { idempotencyKey: 'create-typed-0001', body: { v: 1, title: 'Typed' } });
 const view: DocumentView = document;
+// The read's type follows the format literal.
+const md = await engine.documents.read(actor, view.documentRef, 'markdown');
+const text: string = md.markdown;
+const lossCount: number = md.lossCount;
+const blocks = await engine.documents.read(actor, view.documentRef, 'blocks');
+const firstId: string | undefined = blocks.blocks[0]?.id;
+const rich = await engine.documents.read(actor, view.documentRef);
+const title: string = rich.document.title;
+// The contract and the OpenAPI helpers have their own entry; the client's types come from it.
+const path: string = contract.createDocument.path;
+const created: SuccessBodyOf<typeof contract.createDocument> = { data: view, meta: { apiVersion: '1', requestId: 'req_0123456789abcdef' } } as never;
+const paths = (buildOpenApi() as { paths: Record<string, unknown> }).paths;
+const client = createClient({ baseUrl: 'http://kw.local', fetch: createFetch(createApiHandler({ engine })) });
+const principal = (await client.getAuth()).body?.data.label;
+console.log(text.length, lossCount, firstId, title, path, typeof created, Object.keys(paths).length, principal);
 try {
   await engine.documents.mutate(actor, view.documentRef, { idempotencyKey: 'mutate-typed-0001', ifRevision: 'stale', body: {} });
 } catch (error) {
@@ -121,7 +138,7 @@ test('the tarball holds the build, docs, README and manifest: no sources, tests,
   const strays = files.filter((f) => !/^(dist|docs)\//.test(f) && f !== 'README.md' && f !== 'package.json' && f !== 'LICENSE');
   assert.equal(strays, []);
   assert.equal(files.filter((f) => /\.test\.|-kit\.|(^|\/)(bench|scripts|fixtures|app|\.ci)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts'))), []);
-  for (const f of ['dist/kw.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/adapters/conformance/index.js', 'dist/transports/http/index.d.ts']) {
+  for (const f of ['dist/kw.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/contract/index.js', 'dist/src/contract/index.d.ts', 'dist/adapters/conformance/index.js', 'dist/transports/http/index.d.ts']) {
     assert.ok(files.includes(f), `${f} is packed`);
   }
 });
@@ -152,6 +169,15 @@ test('plain node runs the README quick start with memory and with lowdb storage'
     assert.ok(stdout.includes('- [x] Write the tests'), stdout);
     assert.ok(stdout.trim().endsWith('PRECONDITION_FAILED'), stdout);
   }
+});
+
+test('plain node imports the contract entry: every operation as data, and the OpenAPI document from it', async () => {
+  if (skip) return;
+  const script = "const m = await import('knowledge-workspace/contract'); const doc = m.buildOpenApi(); console.log(Object.keys(m.contract).length, m.contract.getDocument.path, doc.openapi);";
+  const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: app });
+  assert.match(stdout.trim(), /^\d+ \/api\/v1\/documents\/\{documentRef\} 3\.1\.0$/);
+  const root = await run(process.execPath, ['--input-type=module', '-e', "const m = await import('knowledge-workspace'); console.log(['listOperations', 'buildOpenApi', 'defineOperation', 'documentDataJson'].filter((n) => n in m).join(',') || 'none');"], { cwd: app });
+  assert.is(root.stdout.trim(), 'none', 'the root exports no contract or OpenAPI helper');
 });
 
 test("an embedder's adapter test runs the installed storage conformance suite (uvu and fast-check installed as its peers)", async () => {

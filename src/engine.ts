@@ -14,6 +14,7 @@ import { randomIds, refMinter, type IdSource } from './ids.ts';
 import type { Extractor, Fetcher } from './library/capture-port.ts';
 import { createLibraryService, type LibraryOptions, type LibraryService } from './library/service.ts';
 import type { Storage } from './ports.ts';
+import type { DocumentsService } from './documents/types.ts';
 import { IdempotencyStore } from './idempotency/idempotency.ts';
 import { createJobsService, type JobsService } from './jobs/service.ts';
 import type { ResearchRunner } from './jobs/runner.ts';
@@ -50,10 +51,12 @@ export interface EngineOptions {
   library?: Omit<LibraryOptions, 'fetcher' | 'extractor' | 'captureAllowPrivate'>;
 }
 
-/** The engine: the only door to the state. */
-export interface Engine {
-  readonly deps: EngineDeps;
-  readonly documents: DocumentsServiceImpl;
+/**
+ * The engine: the only door to the state. This is the type the package exports (as `Engine`);
+ * inside the package {@link Engine} adds the dependencies.
+ */
+export interface PublicEngine {
+  readonly documents: DocumentsService;
   readonly credentials: CredentialService;
   readonly activation: Activation;
   /** Research jobs (recovery of jobs an earlier process left running starts with the engine). */
@@ -66,6 +69,24 @@ export interface Engine {
   readonly operator: KnowledgeOperator;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
+}
+
+/**
+ * The engine as this package's own code sees it (the edge, the tests): also its dependencies and the
+ * documents service's lifecycle hooks. Not exported from the package root.
+ */
+export interface Engine extends PublicEngine {
+  readonly deps: EngineDeps;
+  readonly documents: DocumentsServiceImpl;
+}
+
+/**
+ * The whole engine behind a {@link PublicEngine} made by {@link createEngine}.
+ * @throws TypeError for any other object.
+ */
+export function engineInternals(engine: PublicEngine): Engine {
+  if (!('deps' in engine)) throw new TypeError('not an engine made by createEngine');
+  return engine as Engine;
 }
 
 /**

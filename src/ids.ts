@@ -21,7 +21,14 @@ export const Patterns = {
   blockId: /^[A-Za-z0-9][A-Za-z0-9._:$-]{0,127}$/,
   requestId: /^[A-Za-z0-9][A-Za-z0-9_-]{15,127}$/,
   idempotencyKey: /^[A-Za-z0-9_-]{16,128}$/,
+  /** The client's optional `X-Request-Id`, echoed as meta.clientRequestId. */
+  clientRequestId: /^[A-Za-z0-9_-]{16,128}$/,
   receiptRef: /^[A-Za-z0-9][A-Za-z0-9_-]{15,159}$/,
+  // the library (all `<prefix>_` + 24 lowercase hex)
+  itemId: /^litm_[a-f0-9]{24}$/,
+  captureId: /^lcap_[a-f0-9]{24}$/,
+  representationId: /^lrep_[a-f0-9]{24}$/,
+  uploadId: /^lupl_[a-f0-9]{24}$/,
   displayPrefix: /^svc_agent_v1_scred_[a-f0-9]{8}\u2026$/,
 } as const;
 

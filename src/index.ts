@@ -1,12 +1,33 @@
 /**
  * knowledge-workspace: the embeddable engine of the agent-facing knowledge workspace API.
- * Public exports only; storage adapters and transports have their own entry points
+ * The root exports the engine (and what configures it), the HTTP handler, the errors and the port
+ * types: the storage port, the research runner, the library's fetcher and extractor, the clock and id
+ * sources. The contract (every operation as data) and the OpenAPI helpers are at
+ * `knowledge-workspace/contract`; storage adapters and transports have their own entry points
  * (`knowledge-workspace/adapters/memory`, `…/adapters/lowdb`, `…/transports/http`, `…/transports/inproc`,
  * and the storage conformance suite at `knowledge-workspace/testing`).
  * @module
  */
-export { createEngine, type Engine, type EngineOptions } from './engine.ts';
-export type { Actor, EngineDeps } from './deps.ts';
+import { createEngine as createWholeEngine, type EngineOptions, type PublicEngine } from './engine.ts';
+
+/** The engine: the only door to the state. */
+export type Engine = PublicEngine;
+export type { EngineOptions } from './engine.ts';
+
+/**
+ * Build an engine over a storage adapter.
+ * @example
+ * const engine = createEngine({ storage: memoryStorage() });
+ * const { document } = await engine.documents.create(actor, { idempotencyKey, body: { v: 1, title: 'Notes' } });
+ * const md = await engine.documents.read(actor, document.documentRef, 'markdown'); // md.markdown, md.lossCount
+ */
+export const createEngine: (options: EngineOptions) => Engine = createWholeEngine;
+
+// The handler
+export { createApiHandler, type ApiHandlerOptions, type ResponseEvent } from './api/handler.ts';
+export type { Handler, PlainRequest, PlainResponse } from './api/types.ts';
+
+// Errors
 export {
   ServiceError,
   isServiceError,
@@ -18,14 +39,8 @@ export {
   type RequiredAction,
   type ServiceErrorOptions,
 } from './errors.ts';
-export { systemClock, manualClock, isoTimestamp, type Clock, type ManualClock } from './clock.ts';
-export {
-  Patterns,
-  randomIds,
-  seededIds,
-  refMinter,
-  type IdSource,
-} from './ids.ts';
+
+// Ports: storage, clock and ids, hashing, background errors
 export {
   StorageConflictError,
   isStorageConflict,
@@ -38,49 +53,18 @@ export {
   type StoredRecord,
   type HeadCursor,
 } from './ports.ts';
-export type {
-  DocumentsService,
-  DocumentView,
-  DocumentSummary,
-  DocumentRead,
-  DocumentPage,
-  DocumentFormat,
-  FlatBlock,
-  MarkdownLoss,
-  MutationReceipt,
-  MutationOutcome,
-  CreateOutcome,
-  IdempotencyReceipt,
-} from './documents/types.ts';
-export { documentDataJson, documentData } from './api/document-json.ts';
-export { BLOCK_TYPES, type BlockType, type BlockInput } from './blocks/model.ts';
-export { importBlockNote } from './blocks/blocknote-import.ts';
-export { sha256Hex, type Sha256Hex } from './hash.ts';
-export { createApiHandler, type ApiHandlerOptions } from './api/handler.ts';
-export type { Handler, PlainRequest, PlainResponse } from './api/types.ts';
-export { buildOpenApi, listOperations, defineOperation } from './api/registry/index.ts';
-export type { AnyOperation, OperationDef, OperationInput, InputDef, ParamDef, HeaderDef, BodyDef, ResponseDef, Audience } from './api/registry/index.ts';
-export type { ResponseEvent } from './api/handler.ts';
-export type {
-  ResearchRunner,
-  ResearchRunContext,
-  ReportInput,
-  ArtifactInput,
-  WaitingInput,
-  FailureInput,
-  SuccessInput,
-  JobsService,
-  JobRead,
-  JobWriteResult,
-} from './jobs/index.ts';
-export type { ResearchJob, ResearchJobEvent, ResearchJobSummary, ResearchReportSpec } from './jobs/schemas.ts';
-export type { ResearchJobPage, ResearchJobEventPage, ResearchAuditDiagnostic, PublicArtifactRef } from './jobs/schemas.ts';
+export { manualClock, type Clock, type ManualClock } from './clock.ts';
+export { seededIds, type IdSource } from './ids.ts';
+export type { Sha256Hex } from './hash.ts';
+export type { Actor, ErrorReporter } from './deps.ts';
+
+// Ports: the research runner and the library's fetcher and extractor
+export type { ResearchRunner, ResearchRunContext, ReportInput, ArtifactInput, WaitingInput, FailureInput, SuccessInput } from './jobs/index.ts';
 export type { ProposalSink, SubmittedProposal } from './jobs/runner.ts';
+export type { Fetcher, Extractor } from './library/index.ts';
+
+// The engine's services (what they answer is typed through them)
+export type { DocumentsService, DocumentView, DocumentRead, DocumentFormat } from './documents/types.ts';
+export type { JobsService } from './jobs/index.ts';
 export type { KnowledgeService, KnowledgeOperator } from './knowledge/service.ts';
-export { publishFromAcceptedProposal, type PublishInput, type PublishedArtifacts } from './knowledge/publish.ts';
-export type { ProposalRequest, ProposalSubmissionResult } from './knowledge/proposal-schema.ts';
-export type { LibraryService, LibraryOptions, LibraryResult, LibraryCommand, LibraryItem, ReaderPage, Fetcher, Extractor } from './library/index.ts';
-export { checkAddress, memoryUploadSpool, type AddressVerdict, type UploadSpool } from './library/index.ts';
-export type { ErrorReporter } from './deps.ts';
-export { createBrowserApp, SESSION_COOKIE, type BrowserApp, type BrowserAppOptions } from './web/app.ts';
-export { RequestInspector, type InspectedRequest, type InspectorLimits, type AnsweredRequest } from './web/inspector.ts';
+export type { LibraryService, UploadSpool } from './library/index.ts';

@@ -11,7 +11,7 @@ import { boundedPattern, int, maxArray, pattern, str } from './schema-builders.t
 
 export const RequestIdSchema = pattern(Patterns.requestId, 'Server-minted request id (16-128 characters).');
 export const ClientRequestIdSchema = pattern(
-  /^[A-Za-z0-9_-]{16,128}$/,
+  Patterns.clientRequestId,
   'The X-Request-Id the client sent, echoed (16-128 letters, digits, underscores, hyphens).',
 );
 export const TimestampSchema = pattern(

@@ -18,7 +18,7 @@ import {
   DocumentPageEnvelopeSchema,
   ErrorEnvelopeSchema,
   PrincipalEnvelopeSchema,
-} from './response-schemas.ts';
+} from '../contract/response-schemas.ts';
 
 /** The body conforms to a published response schema. */
 function conforms(schema: v.GenericSchema, value: unknown): void {

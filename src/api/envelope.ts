@@ -56,7 +56,7 @@ export function successBody(ctx: RequestContext, data: JsonPieces, receipt?: Ide
 }
 
 /** The error envelope. */
-export function errorBody(ctx: RequestContext, error: ApiError): string {
+export function errorBody(ctx: Pick<RequestContext, 'requestId' | 'clientRequestId'>, error: ApiError): string {
   return `{"error":${JSON.stringify(error)},"meta":${metaJson(ctx.requestId, ctx.clientRequestId)}}`;
 }
 

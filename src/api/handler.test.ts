@@ -8,7 +8,7 @@ import * as v from 'valibot';
 import { manualClock } from '../clock.ts';
 import { Patterns } from '../ids.ts';
 import { ALL_SCOPES, startServer, type Reply, type TestServer } from '../../fixtures/http-kit.ts';
-import { ErrorEnvelopeSchema, PrincipalEnvelopeSchema } from './response-schemas.ts';
+import { ErrorEnvelopeSchema, PrincipalEnvelopeSchema } from '../contract/response-schemas.ts';
 
 /** The body conforms to a published response schema. */
 function conforms(schema: v.GenericSchema, value: unknown): void {

@@ -2,37 +2,47 @@
  * `createApiHandler`: the whole HTTP API as one function over plain values.
  * @remarks The checks run in one fixed order:
  * 1. a `Cookie` together with a bearer `Authorization` → 401 AUTH_AMBIGUOUS, before anything else;
- * 2. route: unknown path → 404 NOT_FOUND, known path without the method → 405 with `Allow`;
- * 3. `X-Request-Id` (16-128 letters, digits, `_`, `-`) → else 400;
+ * 2. `X-Request-Id` (16-128 letters, digits, `_`, `-`) → else 400, on every path (a valid one is
+ *    echoed as meta.clientRequestId by every answer, the 401 of step 1 and the 404/405 included);
+ * 3. route: unknown path → 404 NOT_FOUND, known path without the method → 405 with `Allow`;
  * 4. authentication (bearer or operator key) → 401 AUTH_REQUIRED;
  * 5. activation switch → 503, no budget charged (every authenticated request, whatever its scopes);
  * 6. scope → 403 FORBIDDEN;
  * 7. budget charge → 429 RATE_LIMITED with Retry-After;
- * 8. body over 256 KB → 400; JSON body (Content-Type, UTF-8, syntax) → 400 with field `$`;
- * 9. the operation.
- * Responses larger than 2 MB are never truncated: they become 409 CONFLICT.
+ * 8. body over 256 KB → 400; path, query and header values checked against the contract entry
+ *    (400 naming the wire field; a malformed id in the path is 404 like an unknown one); JSON body
+ *    (Content-Type, UTF-8, syntax) → 400 with field `$`;
+ * 9. the operation's binding, with typed inputs.
+ * Responses larger than 2 MB are never truncated: they become 409 CONFLICT. JSON answers carry
+ * `X-Content-Type-Options: nosniff`, answers of authenticated operations `Cache-Control: no-store`
+ * (unless they set their own), HTML answers `frame-ancestors 'none'` and `X-Frame-Options: DENY`.
  * @module
  */
 import type { ActivationState } from '../auth/activation.ts';
 import type { BudgetStatus } from '../auth/budgets.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { constantTimeEqual } from '../auth/tokens.ts';
-import type { Engine } from '../engine.ts';
+import { engineInternals, type Engine, type PublicEngine } from '../engine.ts';
 import { ServiceError, invalid, isServiceError, type ServiceErrorOptions } from '../errors.ts';
 import type { EdgeSettings, RequestContext } from './context.ts';
 import { errorResponse, failureResponse } from './errors-edge.ts';
 import { utf8Length } from '../text.ts';
-import { exceedsBytes, queryParam } from './http-util.ts';
-import { listOperations, openApiJson } from './registry/index.ts';
-import { wireFieldNames, type AnyOperation, type OperationInput } from './registry/operation.ts';
-import { createRouter } from './router.ts';
+import { Patterns } from '../ids.ts';
+import type { AnyOperation } from '../contract/define.ts';
+import type { AnyBinding } from './bind.ts';
+import { listBindings } from './bindings.ts';
+import { compileInputs, type InputReader } from './inputs.ts';
+import { exceedsBytes } from './http-util.ts';
+import { openApiJson } from './openapi.ts';
+import { bodyLimitOf, createRouter } from './router.ts';
 import type { SseLimits } from './sse.ts';
 import { activationBlocked } from './unavailable.ts';
 import { MAX_REQUEST_BODY, MAX_RESPONSE_BODY, type Handler, type PlainRequest, type PlainResponse } from './types.ts';
 
 /** Options of {@link createApiHandler}. */
 export interface ApiHandlerOptions {
-  engine: Engine;
+  /** The engine `createEngine` made. */
+  engine: PublicEngine;
   /** Key of the operator API (`Authorization: Bearer <key>` under /operator/v1); without it that API answers 401. */
   operatorKey?: string | undefined;
   /** Structured log sink; receives one line per unexpected error. Default: JSON on stderr. */
@@ -73,7 +83,6 @@ export interface ResponseEvent {
   durationMs: number;
 }
 
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9_-]{16,128}$/;
 const BEARER = /^Bearer +([^\s]+) *$/i;
 const BEARER_SCHEME = /^bearer(?:\s|$)/i;
 const JSON_CONTENT_TYPE = /^application\/(?:[a-z0-9!#$&^_.+-]+\+)?json *(?:;|$)/i;
@@ -87,6 +96,7 @@ class Context implements RequestContext {
   credential: Credential | null = null;
   budget: BudgetStatus | null = null;
   operation: AnyOperation | null = null;
+  binding: AnyBinding | null = null;
   constructor(
     readonly engine: Engine,
     readonly request: PlainRequest,
@@ -146,7 +156,8 @@ function missingScope(op: AnyOperation, credential: Credential): string | null {
  * const server = await listen(handler, { port: 8787 });
  */
 export function createApiHandler(options: ApiHandlerOptions): Handler {
-  const { engine, operatorKey } = options;
+  const engine: Engine = engineInternals(options.engine);
+  const operatorKey = options.operatorKey;
   const log = options.log ?? ((line: object) => console.error(JSON.stringify(line)));
   const overrides: Partial<ActivationState> = {};
   for (const [name, value] of Object.entries(options.activationOverrides ?? {})) {
@@ -157,16 +168,24 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     : () => engine.activation.get();
 
   const settings: EdgeSettings = { documentPages: options.documentPages ?? 'sign-in-required', openApiJson, eventStreams: options.eventStreams ?? {} };
-  const operations = listOperations().filter((op) => op.operationId !== 'getDocumentPage' || settings.documentPages !== 'off');
-  const router = createRouter(operations);
-  const fieldNames = new Map(operations.map((op) => [op, wireFieldNames(op.input)]));
+  const bindings = listBindings().filter((b) => b.operation.operationId !== 'getDocumentPage' || settings.documentPages !== 'off');
+  const router = createRouter(bindings, (b) => b.operation);
+  const readers = new Map<AnyBinding, InputReader>(bindings.map((b) => [b, compileInputs(b.operation)]));
 
   async function pipeline(ctx: Context): Promise<PlainResponse> {
     const request = ctx.request;
     const headers = request.headers;
     const authorization = headers.authorization;
+    const clientRequestId = headers['x-request-id'];
+    const clientIdValid = clientRequestId === undefined || Patterns.clientRequestId.test(clientRequestId);
+    if (clientIdValid) ctx.clientRequestId = clientRequestId;
     if (headers.cookie !== undefined && authorization !== undefined && BEARER_SCHEME.test(authorization)) {
       throw new ServiceError('AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.');
+    }
+    if (!clientIdValid) {
+      throw invalid('X-Request-Id must be 16-128 letters, digits, underscores or hyphens.', [
+        { field: 'X_Request_Id', message: 'must be 16-128 letters, digits, underscores or hyphens' },
+      ]);
     }
 
     let url = request.url;
@@ -184,25 +203,17 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     if (match === null) {
       throw new ServiceError('NOT_FOUND', `No operation exists at ${path.length > 200 ? `${path.slice(0, 200)}…` : path}; the operations are listed in /openapi.json.`);
     }
-    const op = match.operation;
-    if (op === undefined) {
+    const binding = match.operation;
+    if (binding === undefined) {
       return errorResponse(
         ctx,
         new ServiceError('METHOD_NOT_ALLOWED', `${path} does not support ${method.slice(0, 20)}; use one of ${match.allow}.`),
         { allow: match.allow },
       );
     }
+    const op: AnyOperation = binding.operation;
     ctx.operation = op;
-
-    const clientRequestId = headers['x-request-id'];
-    if (clientRequestId !== undefined) {
-      if (!CLIENT_REQUEST_ID.test(clientRequestId)) {
-        throw invalid('X-Request-Id must be 16-128 letters, digits, underscores or hyphens.', [
-          { field: 'X_Request_Id', message: 'must be 16-128 letters, digits, underscores or hyphens' },
-        ]);
-      }
-      ctx.clientRequestId = clientRequestId;
-    }
+    ctx.binding = binding;
 
     if (op.auth === 'bearer') {
       const m = authorization === undefined ? null : BEARER.exec(authorization);
@@ -234,7 +245,27 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
       const shown = limit === MAX_REQUEST_BODY ? '256 KB' : `${limit} bytes`;
       throw invalid(`The request body exceeds the limit of ${shown}.`, [{ field: '$', message: `must be at most ${limit} bytes` }]);
     }
-    return op.run(ctx, readInput(op, match.params, query, request));
+    const input = readers.get(binding)!(match.params, query, headers, path);
+    if (op.input.body) (input as unknown as { body: unknown }).body = parseJsonBody(request);
+    else if (op.input.bytes) (input as unknown as { bytes: AsyncIterable<Uint8Array> }).bytes = limitedBytes(request, op.input.bytes.maxBytes);
+    return binding.run(ctx, input);
+  }
+
+  /** The edge's own headers: nosniff on JSON, no-store on private answers, no framing of HTML. */
+  function edgeHeaders(ctx: Context, response: PlainResponse): void {
+    const headers = response.headers;
+    const type = headers['content-type'];
+    if (type !== undefined) {
+      if (type.charCodeAt(0) === 97 /* a */ && type.startsWith('application/json')) headers['x-content-type-options'] = 'nosniff';
+      else if (type.startsWith('text/html')) {
+        const csp = headers['content-security-policy'];
+        headers['content-security-policy'] = csp === undefined ? "frame-ancestors 'none'" : csp.includes('frame-ancestors') ? csp : `${csp}; frame-ancestors 'none'`;
+        headers['x-frame-options'] = 'DENY';
+        headers['x-content-type-options'] = 'nosniff';
+      }
+    }
+    const auth = ctx.operation?.auth;
+    if (auth !== undefined && auth !== 'none' && headers['cache-control'] === undefined) headers['cache-control'] = 'no-store';
   }
 
   function finish(ctx: Context, response: PlainResponse): PlainResponse {
@@ -249,6 +280,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
         ),
       );
     }
+    edgeHeaders(ctx, response);
     const op = ctx.operation;
     if (op?.researchBudget && ctx.credential) {
       const runs = engine.jobs.runsRemaining(ctx.credential.actor);
@@ -283,7 +315,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
       response = await pipeline(ctx);
     } catch (e) {
       failure = e;
-      response = failureResponse(ctx, ctx.operation ? toWireFields(e, fieldNames.get(ctx.operation)!) : e, log);
+      response = failureResponse(ctx, ctx.binding ? toWireFields(e, readers.get(ctx.binding)!.wireNames) : e, log);
     }
     response = finish(ctx, response);
     if (onResponse) {
@@ -300,25 +332,9 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     }
     return response;
   };
-  const operationAt = (method: string, url: string) => {
-    const q = url.indexOf('?');
-    return router.match(method, q === -1 ? url : url.slice(0, q))?.operation;
-  };
-  handle.bodyLimit = (method, url) => operationAt(method, url)?.input.bytes?.maxBytes ?? MAX_REQUEST_BODY;
-  handle.streamsBody = (method, url) => operationAt(method, url)?.input.bytes !== undefined;
+  handle.bodyLimit = bodyLimitOf(router);
+  handle.streamsBody = (method, url) => bodyLimitOf.bytesOperation(router, method, url);
   return handle;
-}
-
-/** The input of an operation: path parameters, query values and headers by logical name, and the JSON body. */
-function readInput(op: AnyOperation, params: Record<string, string>, query: string, request: PlainRequest): OperationInput {
-  const input = op.input;
-  const q: Record<string, string | undefined> = {};
-  if (input.query) for (const name of Object.keys(input.query)) q[name] = queryParam(query, name);
-  const h: Record<string, string | undefined> = {};
-  if (input.headers) for (const name of Object.keys(input.headers)) h[name] = request.headers[input.headers[name]!.name.toLowerCase()];
-  const body: unknown = input.body ? parseJsonBody(request) : undefined;
-  const bytes = input.bytes ? limitedBytes(request, input.bytes.maxBytes) : undefined;
-  return { path: params, query: q, headers: h, body, bytes } as OperationInput;
 }
 
 /**
@@ -354,7 +370,7 @@ async function* limitedBytes(request: PlainRequest, limit: number): AsyncGenerat
  * the client sent them: a header by its name (`Idempotency_Key`: the contract's field grammar has no
  * hyphen), a query value as `query.<name>`, a path segment as `path.<name>`. Body fields keep their path.
  */
-function toWireFields(e: unknown, names: Map<string, string>): unknown {
+function toWireFields(e: unknown, names: ReadonlyMap<string, string>): unknown {
   if (!isServiceError(e) || !e.fieldErrors?.length || names.size === 0) return e;
   let changed = false;
   const fieldErrors = e.fieldErrors.map((fe) => {

@@ -10,7 +10,7 @@ import { SCOPES } from '../auth/scopes.ts';
 import { Limits } from '../documents/schemas.ts';
 import { createEngine } from '../engine.ts';
 import { createApiHandler } from './handler.ts';
-import { buildOpenApi } from './registry/index.ts';
+import { buildOpenApi } from './openapi.ts';
 
 type Json = Record<string, any>;
 const doc = buildOpenApi() as Json;

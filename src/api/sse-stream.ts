@@ -5,7 +5,8 @@
 import { concatBytes } from '../text.ts';
 
 /** The contract's event-stream limits: `retry: 5000`, a keep-alive after 15 s idle, 1024 events or 20 s per connection. */
-export const SSE_DEFAULTS = { retryMs: 5000, keepAliveMs: 15_000, maxEvents: 1024, maxMs: 20_000 } as const;
+import { SSE_DEFAULTS } from '../limits.ts';
+export { SSE_DEFAULTS };
 
 /** Limits of one stream connection (the contract's values are the defaults). */
 export interface SseLimits {

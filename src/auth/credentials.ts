@@ -20,20 +20,8 @@ import { constantTimeEqual, credentialRefOfToken, displayPrefix, mintToken } fro
 /** Storage collection of credential records, keyed by credentialRef. */
 export const CREDENTIAL_COLLECTION = 'credentials';
 
-/** Limits of credential fields. */
-export const CredentialLimits = {
-  labelMax: 80,
-  budgetMin: 1,
-  budgetMax: 10_000,
-  budgetDefault: 10_000,
-  expiresInDaysMin: 1,
-  expiresInDaysMax: 90,
-  expiresInDaysDefault: 90,
-  accountIdMax: 64,
-} as const;
-
-/** An account id: 1-64 characters, letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
-export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export { ACCOUNT_ID_PATTERN, CredentialLimits } from './credential-schema.ts';
+import { ACCOUNT_ID_PATTERN, CredentialLimits } from './credential-schema.ts';
 
 const DAY_MS = 86_400_000;
 

@@ -6,8 +6,9 @@
  */
 import ky, { type KyInstance, type Options } from 'ky';
 import * as v from 'valibot';
-import type { AnyOperation, HeaderDef } from '../api/registry/index.ts';
-import { ErrorEnvelopeSchema } from '../api/response-schemas.ts';
+import type { AnyOperation, HeaderDef } from '../contract/define.ts';
+import { ErrorEnvelopeSchema } from '../contract/response-schemas.ts';
+import { successSchemas } from '../contract/define.ts';
 import { ApiClientError } from './errors.ts';
 import { retryDelay, sleep, type AttemptCounts, type AttemptFailure, type RetryPolicy } from './retry.ts';
 
@@ -18,9 +19,8 @@ export interface CallSettings {
   ky: KyInstance;
   retry: RetryPolicy;
   newKey: () => string;
-  /** Check every success body against the operation's response schema (INVALID_RESPONSE otherwise). */
+  /** Check every success body against the operation's 2xx response schemas (INVALID_RESPONSE otherwise). */
   validate: boolean;
-  successSchemas: (operationId: string) => readonly v.GenericSchema[];
 }
 
 /** Per-call options. */
@@ -204,7 +204,7 @@ export async function callOperation<B>(op: AnyOperation, settings: CallSettings,
     } catch (e) {
       throw new ApiClientError({ status, code: 'INVALID_RESPONSE', message: 'The success body is not JSON.', retryable: false, operationId: op.operationId, attempts, cause: e });
     }
-    const schemas = settings.successSchemas(op.operationId);
+    const schemas = successSchemas(op);
     if (settings.validate && schemas.length && !schemas.some((s) => v.safeParse(s, parsed).success)) {
       const issues = v.safeParse(schemas[0]!, parsed).issues?.map((i) => `${v.getDotPath(i) ?? '$'}: ${i.message}`).slice(0, 5);
       throw new ApiClientError({

@@ -1,15 +1,21 @@
 /**
- * `createClient`: the typed client, one method per public operation of the registry, over any
- * fetch (global fetch, the in-process fetch, a worker host's fetch).
+ * `createClient`: the typed client, one method per public operation of the contract, over any
+ * fetch (global fetch, the in-process fetch, a worker host's fetch). Inputs and results are typed from
+ * the contract entries: `v.InferInput` of each body schema, `v.InferOutput` of each 2xx response schema.
  * @module
  */
+import type { AnyOperation } from '../contract/define.ts';
+import { contractOperations } from '../contract/operations.ts';
 import { callOperation, createKy, type CallOptions, type CallSettings, type RawInput } from './call.ts';
 import { followJobEvents, type FollowOptions, type JobEvent } from './events.ts';
-import { publicOperations, SUCCESS_SCHEMAS, type OperationId, type OperationMethod } from './operations.ts';
-
-export type { OperationMethod } from './operations.ts';
+import type { OperationId, OperationMethod } from './types.ts';
 import { readPlanMutate, type ReplanOptions, type ReplanOutcome, type MutationPlanner } from './replan.ts';
 import { DEFAULT_RETRY, type RetryPolicy } from './retry.ts';
+
+/** The public operations of the contract by operationId. */
+function publicOperations(): ReadonlyMap<string, AnyOperation> {
+  return new Map(contractOperations.filter((op) => op.audience === 'public').map((op) => [op.operationId, op]));
+}
 
 /** Options of {@link createClient}. */
 export interface ClientOptions {
@@ -57,14 +63,14 @@ export function createClient(options: ClientOptions): Client {
     retry: { ...DEFAULT_RETRY, ...options.retry },
     newKey: options.newKey ?? (() => crypto.randomUUID()),
     validate: options.validateResponses ?? false,
-    successSchemas: (id) => SUCCESS_SCHEMAS[id as OperationId] ?? [],
   };
   const client: Record<string, unknown> = {};
-  for (const [id, op] of publicOperations()) {
+  const operations = publicOperations();
+  for (const [id, op] of operations) {
     client[id] = (input: RawInput = {}, callOptions?: CallOptions) => callOperation(op, settings, input, callOptions);
   }
   const typed = client as unknown as Client;
   client.mutateWithReplan = (documentRef: string, plan: MutationPlanner, replan?: ReplanOptions) => readPlanMutate(typed, documentRef, plan, replan);
-  client.jobEvents = (jobId: string, follow?: FollowOptions) => followJobEvents(publicOperations().get('listResearchJobEvents')!, settings, jobId, follow);
+  client.jobEvents = (jobId: string, follow?: FollowOptions) => followJobEvents(operations.get('listResearchJobEvents')!, settings, jobId, follow);
   return typed;
 }

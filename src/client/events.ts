@@ -11,7 +11,7 @@
  * Only connections that fail before delivering anything count towards giving up.
  * @module
  */
-import type { AnyOperation } from '../api/registry/index.ts';
+import type { AnyOperation } from '../contract/define.ts';
 import type { ResearchJobEvent } from '../jobs/schemas.ts';
 import { sendWithRetries, type CallSettings } from './call.ts';
 import { ApiClientError, isApiClientError } from './errors.ts';

@@ -5,7 +5,7 @@
  */
 import type { ApiResult } from './call.ts';
 import { isApiClientError } from './errors.ts';
-import type { CallInput, OperationMethod, SuccessBody } from './operations.ts';
+import type { CallInput, OperationMethod, SuccessBody } from './types.ts';
 
 /** The two client methods the loop uses. */
 export interface ReplanClient {

@@ -281,19 +281,19 @@ test('list is newest first, paginated by an opaque cursor bound to the list and 
     clock.advance(1000);
     refs.push((await newDocument(engine, alice, `D${i}`)).ref);
   }
-  const p1 = await engine.documents.list(alice, { limit: '2' });
+  const p1 = await engine.documents.list(alice, { limit: 2 });
   assert.equal(p1.items.map((d) => d.documentRef), [refs[4], refs[3]]);
   assert.ok(p1.nextCursor);
-  const p2 = await engine.documents.list(alice, { limit: '2', cursor: p1.nextCursor! });
+  const p2 = await engine.documents.list(alice, { limit: 2, cursor: p1.nextCursor! });
   assert.equal(p2.items.map((d) => d.documentRef), [refs[2], refs[1]]);
-  const p3 = await engine.documents.list(alice, { limit: '2', cursor: p2.nextCursor! });
+  const p3 = await engine.documents.list(alice, { limit: 2, cursor: p2.nextCursor! });
   assert.equal(p3.items.map((d) => d.documentRef), [refs[0]]);
   assert.is(p3.nextCursor, null);
   const otherCred = { ...alice, credentialRef: 'scred_000000000000000000000009' };
   assert.is((await errorOf(engine.documents.list(otherCred, { cursor: p1.nextCursor! }))).code, 'INVALID_REQUEST');
   assert.is((await errorOf(engine.documents.list(alice, { cursor: 'garbage!' }))).code, 'INVALID_REQUEST');
-  for (const bad of ['0', '51', '-1', 'x', '1.5']) assert.is((await errorOf(engine.documents.list(alice, { limit: bad }))).code, 'INVALID_REQUEST');
-  assert.is((await engine.documents.list(alice, { limit: '50' })).items.length, 5);
+  for (const bad of [0, 51, -1, Number.NaN, 1.5]) assert.is((await errorOf(engine.documents.list(alice, { limit: bad }))).code, 'INVALID_REQUEST');
+  assert.is((await engine.documents.list(alice, { limit: 50 })).items.length, 5);
   assert.is((await engine.documents.list(bob, {})).items.length, 0);
 });
 

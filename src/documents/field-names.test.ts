@@ -16,7 +16,7 @@ test('the domain names inputs by their logical names, not by header or query nam
   assert.equal([badRevision.code, badRevision.fields], ['INVALID_REQUEST', ['ifRevision']]);
   assert.match(badRevision.message, 'Service-If-Revision');
   assert.equal((await errorOf(engine.documents.read(alice, ref, 'html'))).fields, ['format']);
-  assert.equal((await errorOf(engine.documents.list(alice, { limit: '0' }))).fields, ['limit']);
+  assert.equal((await errorOf(engine.documents.list(alice, { limit: 0 }))).fields, ['limit']);
   assert.equal((await errorOf(engine.documents.list(alice, { cursor: 'bad!' }))).fields, ['cursor']);
 });
 

@@ -11,7 +11,8 @@ import type { DocumentFormat } from './types.ts';
 export const MAX_DOCUMENT_JSON_BYTES = MAX_RESPONSE_BODY - 16 * 1024;
 
 /** The read representations of a document. */
-export const DOCUMENT_FORMATS = ['rich-json', 'blocks', 'markdown'] as const satisfies readonly DocumentFormat[];
+export { DOCUMENT_FORMATS } from './schemas.ts';
+import { DOCUMENT_FORMATS } from './schemas.ts';
 const FORMATS: ReadonlySet<string> = new Set<string>(DOCUMENT_FORMATS);
 
 /** A read format (undefined: rich-json); anything else is INVALID_REQUEST on field `format`. */

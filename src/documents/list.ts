@@ -5,7 +5,7 @@
 import type { Actor } from '../deps.ts';
 import type { DocumentHead, HeadCursor, Storage } from '../ports.ts';
 import { visibleTo } from './access.ts';
-import { decodeCursor, encodeCursor, parseLimit } from './cursor.ts';
+import { decodeCursor, encodeCursor, invalidCursor, pageLimit } from '../cursor.ts';
 import type { DocumentPage } from './types.ts';
 import { summaryOf } from './view.ts';
 
@@ -16,11 +16,13 @@ export async function listDocuments(
   /** The hash of a head's version (its stored value, or derived when it was left to be computed lazily). */
   hashOf: (head: DocumentHead) => Promise<string>,
   actor: Actor,
-  query: { limit?: string | undefined; cursor?: string | undefined },
+  query: { limit?: number | undefined; cursor?: string | undefined },
 ): Promise<DocumentPage> {
-  const limit = parseLimit(query.limit);
+  const limit = pageLimit(query.limit);
   const credential = actor.credentialRef ?? '';
-  const after = query.cursor === undefined ? undefined : decodeCursor('documents', credential, query.cursor);
+  const position = query.cursor === undefined ? undefined : decodeCursor('documents', credential, query.cursor);
+  if (position !== undefined && position.updatedAt === undefined) throw invalidCursor();
+  const after: HeadCursor | undefined = position && { updatedAt: position.updatedAt!, documentRef: position.after };
   let heads: DocumentHead[];
   if (actor.documentRef !== null) {
     const head = await storage.getDocumentHead(actor.documentRef);
@@ -30,7 +32,7 @@ export async function listDocuments(
   }
   const page = heads.slice(0, limit);
   const last = page[page.length - 1];
-  const nextCursor = heads.length > limit && last ? encodeCursor('documents', credential, { updatedAt: last.updatedAt, documentRef: last.documentRef }) : null;
+  const nextCursor = heads.length > limit && last ? encodeCursor('documents', credential, { after: last.documentRef, updatedAt: last.updatedAt }) : null;
   const hashes = await Promise.all(page.map(hashOf));
   return { items: page.map((h, i) => summaryOf(h, hashes[i]!, baseUrl)), nextCursor };
 }

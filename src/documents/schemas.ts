@@ -7,6 +7,9 @@ import * as v from 'valibot';
 import { BLOCK_TYPES, type BlockInput } from '../blocks/model.ts';
 import { Patterns } from '../ids.ts';
 
+/** The read representations of a document. */
+export const DOCUMENT_FORMATS = ['rich-json', 'blocks', 'markdown'] as const;
+
 /** Contract limits for documents and mutations. */
 export const Limits = {
   titleMax: 240,

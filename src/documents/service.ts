@@ -146,10 +146,11 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       return { revision: revisionOf(head.documentRef, head.version), version: head.version };
     },
 
-    async read(actor, documentRef, format): Promise<DocumentRead> {
+    // One implementation behind the overloads: the result's format is the checked format.
+    read: (async (actor: Actor, documentRef: string, format?: string): Promise<DocumentRead> => {
       const checked = requireFormat(format);
       return committed(actor, documentRef, (loaded) => represent(loaded, checked, deps));
-    },
+    }) as DocumentsService['read'],
 
     async mutate(actor, documentRef, input): Promise<MutationOutcome> {
       const key = requireIdempotencyKey(input.idempotencyKey);

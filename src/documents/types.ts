@@ -94,7 +94,12 @@ export interface DocumentsService {
   create(actor: Actor, input: { idempotencyKey: string | undefined; body: unknown; editorBlocks?: unknown }): Promise<CreateOutcome>;
   /** Current revision and version, cheap (for If-None-Match). NOT_FOUND outside the boundary. */
   head(actor: Actor, documentRef: string): Promise<{ revision: string; version: number }>;
-  /** GET /documents/{ref}. `format` is the raw query value (undefined: rich-json). */
+  /**
+   * GET /documents/{ref}. The result's type follows the format literal: `read(actor, ref, 'markdown')`
+   * is a Markdown read (`.markdown`, `.lossCount`). Any other `format` is INVALID_REQUEST.
+   */
+  read<F extends DocumentFormat = 'rich-json'>(actor: Actor, documentRef: string, format?: F): Promise<Extract<DocumentRead, { format: F }>>;
+  /** A read whose format is only known at run time (undefined: rich-json; outside the three: INVALID_REQUEST). */
   read(actor: Actor, documentRef: string, format?: string): Promise<DocumentRead>;
   /** POST /documents/{ref}/mutations. */
   mutate(
@@ -102,6 +107,6 @@ export interface DocumentsService {
     documentRef: string,
     input: { idempotencyKey: string | undefined; ifRevision: string | undefined; body: unknown },
   ): Promise<MutationOutcome>;
-  /** GET /documents. `limit` and `cursor` are raw query values. */
-  list(actor: Actor, query: { limit?: string | undefined; cursor?: string | undefined }): Promise<DocumentPage>;
+  /** GET /documents. `limit`: 1-50, default 20; `cursor`: the nextCursor of the prior page. */
+  list(actor: Actor, query: { limit?: number | undefined; cursor?: string | undefined }): Promise<DocumentPage>;
 }

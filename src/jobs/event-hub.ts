@@ -38,7 +38,8 @@ export interface EventHubOptions {
 }
 
 /** The default pacing of a job's reads under fan-out (see `createEventHub`). */
-export const DEFAULT_PACING = { writesPerSecond: 20_000, maxCoalesceMs: 50 } as const;
+import { DEFAULT_PACING } from '../limits.ts';
+export { DEFAULT_PACING };
 
 /** Build a hub over `storage` (one per process and storage). */
 export function createEventHub(storage: Storage, options: EventHubOptions = {}): EventHub {

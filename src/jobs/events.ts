@@ -12,7 +12,8 @@ import type { ResearchJobEvent, ResearchJobEventPage } from './schemas.ts';
 import { eventStreamOf, type StoredJob } from './store.ts';
 
 /** The most events one page holds. */
-export const EVENT_PAGE_MAX = 256;
+import { EVENT_PAGE_MAX } from '../limits.ts';
+export { EVENT_PAGE_MAX };
 
 const CURSOR = /^(0|[1-9][0-9]{0,15})$/;
 

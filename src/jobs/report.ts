@@ -12,10 +12,12 @@ import type { ResearchReportSpec } from './schemas.ts';
 import { utf8Length } from '../text.ts';
 
 /** Limits of a research report. */
-export const ReportLimits = { maxBytes: 760_000, maxLossIssues: 256, blocksPerMutation: 50, titleMax: 240 } as const;
+import { ReportLimits } from '../limits.ts';
+export { ReportLimits };
 
 /** Report export formats. */
-export const REPORT_FORMATS = ['rich-json', 'markdown'] as const;
+export { REPORT_FORMATS } from './schemas.ts';
+import { REPORT_FORMATS } from './schemas.ts';
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
 /** The actor the jobs domain writes and reads report documents as: trusted, account-wide. */

@@ -14,6 +14,9 @@ import { ResearchReportSpecSchema } from './spec-schema.ts';
 
 export * from './spec-schema.ts';
 
+/** Report export formats. */
+export const REPORT_FORMATS = ['rich-json', 'markdown'] as const;
+
 const id = (re: RegExp) => v.pipe(v.string(), v.regex(re));
 
 /** The contract's ApiError inside a job: the terminal error (code JOB_FAILED). */

@@ -8,7 +8,7 @@ import * as v from 'valibot';
 import { isoTimestamp } from '../clock.ts';
 import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError, invalid } from '../errors.ts';
-import { decodeCursor, encodeCursor } from '../documents/cursor.ts';
+import { decodeCursor, encodeCursor, invalidCursor, pageLimit } from '../cursor.ts';
 import { IdempotencyStore, requireIdempotencyKey, scopedKey } from '../idempotency/idempotency.ts';
 import { createEventHub } from './event-hub.ts';
 import { eventPage, followEvents, parseEventCursor, parseEventLimit } from './events.ts';
@@ -112,22 +112,16 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
     },
 
     async list(actor, input = {}) {
-      const limit = input.limit ?? 20;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 50) {
-        throw invalid('limit must be an integer from 1 to 50.', [{ field: 'limit', message: 'must be an integer from 1 to 50' }]);
-      }
+      const limit = pageLimit(input.limit);
       const owner = ownerOf(actor);
       // The storage position is opaque; the shared cursor scheme binds it to this list and credential.
-      const after = input.cursor === undefined ? null : decodeCursor(LIST, owner, input.cursor).documentRef;
+      const after = input.cursor === undefined ? null : decodeCursor(LIST, owner, input.cursor).after;
       let page;
       try {
         page = await deps.storage.listPage<StoredJob>(JOBS_COLLECTION, listPartition(actor.accountId, owner), limit, after);
       } catch (e) {
         if (after === null) throw e;
-        throw new ServiceError('INVALID_REQUEST', 'The cursor is not a cursor of this list for this credential; send back nextCursor unchanged.', {
-          fieldErrors: [{ field: 'cursor', message: 'is not a valid cursor of this list for this credential' }],
-          cause: e,
-        });
+        throw invalidCursor(e);
       }
       const items = page.records.map(({ value: { job } }) => ({
         v: 1 as const,
@@ -138,7 +132,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
         createdAt: job.createdAt,
         updatedAt: job.updatedAt,
       }));
-      return { items, nextCursor: page.next === null ? null : encodeCursor(LIST, owner, { updatedAt: 0, documentRef: page.next }) };
+      return { items, nextCursor: page.next === null ? null : encodeCursor(LIST, owner, { after: page.next }) };
     },
 
     async read(actor, jobId) {

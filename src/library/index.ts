@@ -3,7 +3,7 @@
  * @module
  */
 export { createLibraryService, requiredScope, type LibraryOptions, type LibraryResult, type LibraryService } from './service.ts';
-export { LibraryCommandSchema, LibraryPatterns, LIBRARY_COMMAND_TYPES, type LibraryCommand, type LibraryCommandType, type Selection } from './schemas.ts';
+export { LibraryCommandSchema, LIBRARY_COMMAND_TYPES, type LibraryCommand, type LibraryCommandType, type Selection } from './schemas.ts';
 export { CaptureFailure, isCaptureFailure, type CaptureFailureCode, type DetectedContent, type ExtractedText, type Extractor, type FetchedPage, type FetchOptions, type Fetcher } from './capture-port.ts';
 export { checkAddress, isIpLiteral, type AddressVerdict } from './address-policy.ts';
 export { selectPassage } from './selection.ts';

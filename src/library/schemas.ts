@@ -8,13 +8,6 @@ import * as v from 'valibot';
 import { codePointLength, maxChars } from '../documents/schemas.ts';
 import { Patterns } from '../ids.ts';
 
-/** Identifier patterns of the library (all `<prefix>_` + 24 lowercase hex). */
-export const LibraryPatterns = {
-  itemId: /^litm_[a-f0-9]{24}$/,
-  captureId: /^lcap_[a-f0-9]{24}$/,
-  representationId: /^lrep_[a-f0-9]{24}$/,
-  uploadId: /^lupl_[a-f0-9]{24}$/,
-} as const;
 
 /** Most selections one highlight may carry. */
 export const MAX_SELECTIONS = 64;
@@ -49,8 +42,8 @@ const httpUrl = v.pipe(
 
 /** One selection of a highlight: a passage of one block of one capture representation. */
 export const SelectionSchema = v.strictObject({
-  captureId: id(LibraryPatterns.captureId, 'captureId'),
-  representationId: id(LibraryPatterns.representationId, 'representationId'),
+  captureId: id(Patterns.captureId, 'captureId'),
+  representationId: id(Patterns.representationId, 'representationId'),
   blockId: id(Patterns.blockId, 'blockId'),
   /** Start offset in the block text, in code points (inclusive). */
   start: offset,
@@ -67,23 +60,23 @@ export const ListSchema = v.strictObject({
   limit: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be 1-50'), v.maxValue(50, 'must be 1-50'))),
   cursor: v.optional(v.pipe(v.string(), v.maxLength(1024))),
 });
-export const GetSchema = v.strictObject({ type: v.literal('get'), itemId: id(LibraryPatterns.itemId, 'itemId') });
-export const ReaderPageSchema = v.strictObject({ type: v.literal('reader-page'), sourceId: id(LibraryPatterns.itemId, 'sourceId') });
+export const GetSchema = v.strictObject({ type: v.literal('get'), itemId: id(Patterns.itemId, 'itemId') });
+export const ReaderPageSchema = v.strictObject({ type: v.literal('reader-page'), sourceId: id(Patterns.itemId, 'sourceId') });
 export const HighlightSchema = v.strictObject({
   type: v.literal('highlight'),
-  sourceId: id(LibraryPatterns.itemId, 'sourceId'),
+  sourceId: id(Patterns.itemId, 'sourceId'),
   selections: v.pipe(v.array(SelectionSchema), v.minLength(1, 'must hold at least one selection'), v.maxLength(MAX_SELECTIONS, `must hold at most ${MAX_SELECTIONS} selections`)),
   idempotencyKey: IdempotencyKey,
 });
 export const CreateNoteSchema = v.strictObject({
   type: v.literal('create-note'),
-  sourceId: id(LibraryPatterns.itemId, 'sourceId'),
+  sourceId: id(Patterns.itemId, 'sourceId'),
   markdown: text(MAX_NOTE, 1),
   idempotencyKey: IdempotencyKey,
 });
 export const SetReadingStateSchema = v.strictObject({
   type: v.literal('set-reading-state'),
-  itemId: id(LibraryPatterns.itemId, 'itemId'),
+  itemId: id(Patterns.itemId, 'itemId'),
   expectedRevision: v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1')),
   read: v.boolean(),
   archived: v.boolean(),
@@ -98,12 +91,12 @@ export const PrepareUploadSchema = v.strictObject({
 });
 export const FinishUploadSchema = v.strictObject({
   type: v.literal('finish-upload'),
-  uploadId: id(LibraryPatterns.uploadId, 'uploadId'),
+  uploadId: id(Patterns.uploadId, 'uploadId'),
   sha256: v.optional(v.pipe(v.string(), v.regex(Patterns.sha256, 'must be 64 lowercase hex characters'))),
   idempotencyKey: IdempotencyKey,
 });
 /** Capture a source whose capture failed once more (a fresh fetch; link sources only). */
-export const RecaptureSchema = v.strictObject({ type: v.literal('recapture'), sourceId: id(LibraryPatterns.itemId, 'sourceId'), idempotencyKey: IdempotencyKey });
+export const RecaptureSchema = v.strictObject({ type: v.literal('recapture'), sourceId: id(Patterns.itemId, 'sourceId'), idempotencyKey: IdempotencyKey });
 export const PrepareImportSchema = v.strictObject({
   type: v.literal('prepare-import'),
   source: v.optional(v.pipe(v.string(), v.maxLength(256))),

@@ -509,6 +509,10 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
         const r = route(q === -1 ? url : url.slice(0, q));
         return r === null ? (api.bodyLimit?.(method, url) ?? 256 * 1024) : BROWSER_BODY_LIMIT;
       };
+      mounted.streamsBody = (method, url) => {
+        const q = url.indexOf('?');
+        return route(q === -1 ? url : url.slice(0, q)) === null && api.streamsBody?.(method, url) === true;
+      };
       return mounted;
     },
   };

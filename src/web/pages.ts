@@ -65,7 +65,7 @@ export async function homeBody(engine: Engine, accountId: string, inspector: Req
   const actor = accountActor(accountId);
   const credentials = await engine.credentials.listOfAccount(accountId);
   const [docs, jobs, proposals, library] = await Promise.all([
-    engine.documents.list(actor, { limit: '20' }),
+    engine.documents.list(actor, { limit: 20 }),
     accountJobs(engine, accountId, credentials),
     engine.deps.storage.listRecords<ProposalRecord>(Collections.proposals),
     engine.library.execute(actor, { type: 'list', limit: 20 }).catch(() => null),

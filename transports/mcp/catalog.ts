@@ -1,9 +1,11 @@
 /**
- * The MCP tools and resource templates, generated from the operation registry and the published
+ * The MCP tools and resource templates, generated from the contract (src/contract) and the published
  * OpenAPI document (so a tool's input schema is exactly what /openapi.json says the operation takes).
  * @module
  */
-import { buildOpenApi, listOperations, type AnyOperation } from '../../src/api/registry/index.ts';
+import type { AnyOperation } from '../../src/contract/define.ts';
+import { buildOpenApi } from '../../src/contract/openapi.ts';
+import { contractOperations } from '../../src/contract/operations.ts';
 
 /** A JSON Schema object. */
 export type JsonSchema = Record<string, unknown>;
@@ -147,7 +149,7 @@ function buildTool(op: AnyOperation, doc: OpenApiDoc): ToolSpec {
 /** The tools: every public operation except the OpenAPI document itself (a resource). */
 export function buildTools(): ToolSpec[] {
   const doc = buildOpenApi() as OpenApiDoc;
-  return listOperations()
+  return contractOperations
     .filter((op) => op.audience === 'public' && op.operationId !== 'getOpenApi')
     .map((op) => buildTool(op, doc));
 }
@@ -168,7 +170,7 @@ export const RESOURCE_PREFIX = 'kw:/';
 
 /** Every public GET operation as a resource template. */
 export function buildResourceTemplates(): ResourceTemplateSpec[] {
-  return listOperations()
+  return contractOperations
     .filter((op) => op.audience === 'public' && op.method === 'GET')
     .map((op) => {
       const query = Object.keys(op.input.query ?? {});

@@ -15,7 +15,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { createApiHandler } from '../../src/api/handler.ts';
-import { listOperations } from '../../src/api/registry/index.ts';
+import { contractOperations } from '../../src/contract/operations.ts';
 import { createEngine } from '../../src/engine.ts';
 import { createFetch } from '../inproc/index.ts';
 import { listen } from '../http/index.ts';
@@ -86,7 +86,7 @@ test('tools are generated from the public operations, with the published schemas
   const c = await connected(s.handler, await s.token(ALL));
   try {
     const { tools } = await c.client.listTools();
-    const expected = listOperations().filter((op) => op.audience === 'public' && op.operationId !== 'getOpenApi').map((op) => op.operationId);
+    const expected = contractOperations.filter((op) => op.audience === 'public' && op.operationId !== 'getOpenApi').map((op) => op.operationId);
     assert.equal(tools.map((t) => t.name).sort(), [...expected].sort());
     const mutate = tools.find((t) => t.name === 'mutateDocument')!;
     assert.equal((mutate.inputSchema.required as string[]).sort(), ['body', 'documentRef']);

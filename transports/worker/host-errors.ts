@@ -3,10 +3,10 @@
  * with a request id minted here, `Retry-After` on 503.
  * @module
  */
+import { errorBody, JSON_TYPE } from '../../src/api/envelope.ts';
 import type { PlainRequest, PlainResponse } from '../../src/api/types.ts';
-
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9_-]{16,128}$/;
-const JSON_TYPE = 'application/json; charset=utf-8';
+import type { ApiError } from '../../src/errors.ts';
+import { Patterns } from '../../src/ids.ts';
 
 function requestId(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(14));
@@ -15,13 +15,12 @@ function requestId(): string {
   return hex;
 }
 
-function errorAnswer(request: PlainRequest, status: number, error: Record<string, unknown>, extra: Record<string, string> = {}): PlainResponse {
+function errorAnswer(request: PlainRequest, status: number, error: ApiError, extra: Record<string, string> = {}): PlainResponse {
   const id = requestId();
-  const meta: Record<string, string> = { apiVersion: '1', requestId: id };
   const clientId = request.headers['x-request-id'];
-  if (clientId !== undefined && CLIENT_REQUEST_ID.test(clientId)) meta.clientRequestId = clientId;
-  const body = JSON.stringify({ error, meta });
-  return { status, headers: { 'x-request-id': id, 'content-type': JSON_TYPE, ...extra }, ...(request.method === 'HEAD' ? {} : { body }) };
+  const body = errorBody({ requestId: id, clientRequestId: clientId !== undefined && Patterns.clientRequestId.test(clientId) ? clientId : undefined }, error);
+  const headers = { 'x-request-id': id, 'content-type': JSON_TYPE, 'x-content-type-options': 'nosniff', 'cache-control': 'no-store', ...extra };
+  return { status, headers, ...(request.method === 'HEAD' ? {} : { body }) };
 }
 
 /** 503 TEMPORARILY_UNAVAILABLE with `Retry-After` (whole seconds, at least 1) and `retryAfterMs`. */

@@ -9,9 +9,9 @@
  * @module
  */
 import type { Worker } from 'node:worker_threads';
-import { listOperations } from '../../src/api/registry/index.ts';
-import { createRouter } from '../../src/api/router.ts';
-import { MAX_REQUEST_BODY, type Handler, type PlainRequest, type PlainResponse } from '../../src/api/types.ts';
+import { bodyLimitOf, createRouter } from '../../src/api/router.ts';
+import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
+import { contractOperations } from '../../src/contract/operations.ts';
 import { createFetch } from '../inproc/fetch-adapter.ts';
 import { internalError, unavailable } from './host-errors.ts';
 import type { WorkerHost, WorkerHostOptions } from './host-options.ts';
@@ -217,12 +217,8 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
     });
   };
 
-  // The body limit is the registry's, known without asking the worker (transports read no more).
-  const router = createRouter(listOperations());
-  handler.bodyLimit = (method: string, url: string) => {
-    const q = url.indexOf('?');
-    return router.match(method, q === -1 ? url : url.slice(0, q))?.operation?.input.bytes?.maxBytes ?? MAX_REQUEST_BODY;
-  };
+  // The body limit is the contract's, by the edge's own rule, known without asking the worker (transports read no more).
+  handler.bodyLimit = bodyLimitOf(createRouter(contractOperations));
 
   conn = connect(0);
   try {

@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { knowledgeWorld, publishOverHttp } from '../../../fixtures/knowledge-http.ts';
-import { listOperations } from '../registry/index.ts';
+import { contractOperations } from '../../contract/operations.ts';
 import { wantsMarkdown } from './public-pages.ts';
 
 const locator = (r: { kind: string; artifactId: string; revision: string }) => `/k/${r.kind}/${r.artifactId}/${r.revision}`;
@@ -96,7 +96,7 @@ test('no private record is readable anonymously or from another account, on any 
       '/api/v1/library': { type: 'list' },
     };
     let tried = 0;
-    for (const op of listOperations()) {
+    for (const op of contractOperations) {
       if (op.audience === 'operator' || op.path === '/openapi.json') continue;
       const path = op.path.replace(/\{(\w+)\}/g, (_, name: string) => values[name] ?? 'x');
       for (const token of [undefined, w.bob.token]) {

@@ -11,12 +11,11 @@ import { Patterns } from '../../ids.ts';
 import { renderPublicHtml, renderPublicMarkdown } from '../../knowledge/public-page.ts';
 import { baseHeaders } from '../envelope.ts';
 import { etagMatches, weakEtag } from '../http-util.ts';
-import { defineOperation } from '../registry/operation.ts';
-import { IfNoneMatchHeader, pathId } from '../registry/params.ts';
+import { bind } from '../bind.ts';
+import { contract } from '../../contract/operations.ts';
 import type { RequestContext } from '../context.ts';
 import type { PlainResponse } from '../types.ts';
 import { checkLocator, IMMUTABLE_CACHE } from './knowledge.ts';
-import * as v from 'valibot';
 
 const HTML_TYPE = 'text/html; charset=utf-8';
 const MARKDOWN_TYPE = 'text/markdown; charset=utf-8';
@@ -55,74 +54,37 @@ export function wantsMarkdown(accept: string | undefined): boolean {
 }
 
 /** GET /k/{kind}/{artifactId}/{revision}[.md]: the public page of a released projection. */
-export const publicPage = defineOperation({
-  operationId: 'getPublicPage',
-  method: 'GET',
-  path: '/k/{kind}/{artifactId}/{revision}',
-  audience: 'local',
-  tag: 'public',
-  summary: 'The public page of a released projection (HTML or Markdown)',
-  description: 'HTML by default; Markdown when the path ends in .md or Accept is text/markdown. Immutable; 404 for anything unreleased.',
-  auth: 'none',
-  charge: 'never',
-  input: {
-    path: {
-      kind: { schema: v.picklist(['entity', 'inquiry', 'edition']), description: 'entity, inquiry or edition.', required: true },
-      artifactId: pathId(/^(kent|kinq|kedn)_[a-z0-9]{24}$/, 'The artifact id.'),
-      revision: pathId(/^[a-f0-9]{64}(\.md)?$/, 'The graph revision (entity, inquiry) or edition digest, optionally followed by .md.'),
-    },
-    headers: { ifNoneMatch: IfNoneMatchHeader, accept: { name: 'Accept', schema: v.string(), description: 'text/markdown for the Markdown page.' } },
-  },
-  responses: {
-    200: { description: 'The page.', text: { 'text/html': 'The HTML page.', 'text/markdown': 'The Markdown page.' }, headers: ['ETag', 'Cache-Control'] },
-    304: { description: 'Not modified.', headers: ['ETag', 'Cache-Control'] },
-    404: { description: 'Nothing released at this locator.', text: { 'text/html': 'A short HTML note.', 'text/markdown': 'A short Markdown note.' } },
-  },
-  async run(ctx, input) {
-    const { kind, artifactId } = input.path;
-    const suffixed = input.path.revision.endsWith('.md');
-    const revision = suffixed ? input.path.revision.slice(0, -3) : input.path.revision;
-    const markdown = suffixed || wantsMarkdown(input.headers.accept);
-    let valid: boolean;
-    try {
-      valid = checkLocator(kind, artifactId, revision);
-    } catch {
-      valid = false; // a malformed locator names nothing that could be released
-    }
-    const read = valid ? await ctx.engine.knowledge.readPublicArtifact(kind, artifactId, revision) : null;
-    if (!read) return notReleasedPage(ctx, markdown);
-    const etag = weakEtag(revision, `${kind}-${markdown ? 'md' : 'html'}`);
-    const headers = { etag, 'cache-control': IMMUTABLE_CACHE };
-    if (input.headers.ifNoneMatch !== undefined && etagMatches(input.headers.ifNoneMatch, etag)) {
-      return { status: 304, headers: { ...baseHeaders(ctx, null), ...headers, vary: 'Accept' } };
-    }
-    const pageInput = { kind: read.ref.kind, value: JSON.parse(read.release.projectionJson) as Record<string, unknown>, canonicalUrl: read.canonicalUrl, revision };
-    return page(ctx, 200, markdown, markdown ? renderPublicMarkdown(pageInput) : renderPublicHtml(pageInput), headers);
-  },
+const publicPage = bind(contract.getPublicPage, async (ctx, input) => {
+  const { kind, artifactId } = input.path;
+  const suffixed = input.path.revision.endsWith('.md');
+  const revision = suffixed ? input.path.revision.slice(0, -3) : input.path.revision;
+  const markdown = suffixed || wantsMarkdown(input.headers.accept);
+  let valid: boolean;
+  try {
+    valid = checkLocator(kind, artifactId, revision);
+  } catch {
+    valid = false; // a malformed locator names nothing that could be released
+  }
+  const read = valid ? await ctx.engine.knowledge.readPublicArtifact(kind, artifactId, revision) : null;
+  if (!read) return notReleasedPage(ctx, markdown);
+  const etag = weakEtag(revision, `${kind}-${markdown ? 'md' : 'html'}`);
+  const headers = { etag, 'cache-control': IMMUTABLE_CACHE };
+  if (input.headers.ifNoneMatch !== undefined && etagMatches(input.headers.ifNoneMatch, etag)) {
+    return { status: 304, headers: { ...baseHeaders(ctx, null), ...headers, vary: 'Accept' } };
+  }
+  const pageInput = { kind: read.ref.kind, value: JSON.parse(read.release.projectionJson) as Record<string, unknown>, canonicalUrl: read.canonicalUrl, revision };
+  return page(ctx, 200, markdown, markdown ? renderPublicMarkdown(pageInput) : renderPublicHtml(pageInput), headers);
 });
 
 /**
  * GET /reviews/{reviewRef}: the review page `browserHref` points at. It is for the signed-in person;
  * this server has no sign-in, so it answers 401 with a short HTML note (like the document pages).
  */
-export const reviewPage = defineOperation({
-  operationId: 'getReviewPage',
-  method: 'GET',
-  path: '/reviews/{reviewRef}',
-  audience: 'local',
-  tag: 'meta',
-  summary: "The person's review page",
-  description: '401 with an HTML note: reviews are decided by the signed-in person; until sign-in exists, through the operator API.',
-  auth: 'none',
-  charge: 'never',
-  input: { path: { reviewRef: pathId(Patterns.reviewRef, 'A reviewRef.') } },
-  responses: { 401: { description: 'Sign-in required.', text: { 'text/html': 'HTML.' } }, 404: { description: 'NOT_FOUND: not a reviewRef.' } },
-  run(ctx, input) {
-    if (!Patterns.reviewRef.test(input.path.reviewRef)) throw notFound('The review');
-    const body = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign-in required</title></head><body><main><h1>Sign-in required</h1><p>This review is decided by the person who owns the space, and this server has no sign-in yet.</p><p>Its metadata is readable through the API with a token holding review:read: <code>GET /api/v1/reviews/${input.path.reviewRef}</code>.</p></main></body></html>\n`;
-    return page(ctx, 401, false, body, { 'cache-control': 'no-store' });
-  },
+const reviewPage = bind(contract.getReviewPage, (ctx, input) => {
+  if (!Patterns.reviewRef.test(input.path.reviewRef)) throw notFound('The review');
+  const body = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign-in required</title></head><body><main><h1>Sign-in required</h1><p>This review is decided by the person who owns the space, and this server has no sign-in yet.</p><p>Its metadata is readable through the API with a token holding review:read: <code>GET /api/v1/reviews/${input.path.reviewRef}</code>.</p></main></body></html>\n`;
+  return page(ctx, 401, false, body, { 'cache-control': 'no-store' });
 });
 
-/** The public page operations (not in /openapi.json: they are pages, not API operations). */
-export const publicPageOperations = [publicPage, reviewPage];
+/** The bindings of the public page operations (not in /openapi.json: they are pages, not API operations). */
+export const publicPageBindings = [publicPage, reviewPage];

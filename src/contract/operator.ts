@@ -1,0 +1,57 @@
+/**
+ * The contract of the operator API under /operator/v1: create credentials and switch activation.
+ * Authenticated with `Authorization: Bearer <operatorKey>`, never charged, not in /openapi.json.
+ * @module
+ */
+import { ActivationRequestSchema, CredentialRequestSchema } from '../auth/credential-schema.ts';
+import { operation } from './define.ts';
+import { OpaqueEnvelopeSchema } from './response-schemas.ts';
+
+/** POST /operator/v1/credentials: 201 with the token, shown this once. */
+export const createCredential = operation({
+  operationId: 'createCredential',
+  method: 'POST',
+  path: '/operator/v1/credentials',
+  audience: 'operator',
+  tag: 'operator',
+  summary: 'Create a credential (operator)',
+  description: 'Creates a bearer token for an account, shown this once.',
+  auth: 'operator',
+  charge: 'never',
+  input: { body: { schema: CredentialRequestSchema, component: 'CredentialRequest' } },
+  responses: {
+    201: { description: 'The new credential and its token.', json: OpaqueEnvelopeSchema },
+    400: { description: 'INVALID_REQUEST: bad body.' },
+    404: { description: 'NOT_FOUND: the documentRef names no document of the account.' },
+  },
+});
+
+/** POST /operator/v1/activation: change switches; 200 with the whole (effective) state. */
+export const setActivation = operation({
+  operationId: 'setActivation',
+  method: 'POST',
+  path: '/operator/v1/activation',
+  audience: 'operator',
+  tag: 'operator',
+  summary: 'Switch surfaces on or off (operator)',
+  description: 'Changes the given switches and answers the whole effective state.',
+  auth: 'operator',
+  charge: 'never',
+  input: { body: { schema: ActivationRequestSchema, component: 'ActivationRequest' } },
+  responses: { 200: { description: 'The whole activation state.', json: OpaqueEnvelopeSchema }, 400: { description: 'INVALID_REQUEST: bad body.' } },
+});
+
+/** GET /operator/v1/activation: the whole (effective) state. */
+export const getActivation = operation({
+  operationId: 'getActivation',
+  method: 'GET',
+  path: '/operator/v1/activation',
+  audience: 'operator',
+  tag: 'operator',
+  summary: 'Read the activation state (operator)',
+  description: 'The whole effective activation state.',
+  auth: 'operator',
+  charge: 'never',
+  input: {},
+  responses: { 200: { description: 'The whole activation state.', json: OpaqueEnvelopeSchema } },
+});
