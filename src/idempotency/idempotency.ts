@@ -286,8 +286,7 @@ export class IdempotencyStore {
    * changed meanwhile).
    */
   recordOp<T>(scope: string, record: IdempotencyRecord<T>): BatchOp {
-    const replaces = this.expected.get(scope);
-    if (replaces !== undefined) this.expected.delete(scope);
+    const replaces = this.expected.get(scope); // kept until the application settles: a retried batch asks again
     return { kind: 'record.put', collection: IDEMPOTENCY_COLLECTION, key: scope, value: record, expectedRevision: replaces ?? null, index: expiryIndex(record.createdAt) };
   }
 

@@ -71,13 +71,19 @@ export const PreparedUploadSchema = v.object({
 /** What the upload PUT received. */
 export const ReceivedUploadSchema = v.object({ uploadId: v.string(), receivedBytes: v.pipe(v.number(), v.integer(), v.minValue(0)), sha256: Sha256Schema });
 
+/**
+ * The receipt of a keyed write (the edge carries it in the envelope's `receipt`, not in `data`);
+ * null for a set-reading-state sent without a key.
+ */
+const WriteReceiptSchema = v.object({ idempotency: v.picklist(['created', 'replayed']), receiptRef: v.string(), v: v.literal(1) });
+
 /** The answer of each command type. */
 export const LibraryResultSchema = v.variant('type', [
-  v.object({ type: v.picklist(['save-link', 'highlight', 'create-note', 'set-reading-state', 'finish-upload']), item: LibraryItemSchema, created: v.boolean() }),
+  v.object({ type: v.picklist(['save-link', 'highlight', 'create-note', 'set-reading-state', 'finish-upload']), item: LibraryItemSchema, created: v.boolean(), receipt: v.optional(v.nullable(WriteReceiptSchema)) }),
   v.object({ type: v.literal('get'), item: LibraryItemSchema }),
   v.object({ type: v.literal('list'), items: v.array(LibraryItemSchema), nextCursor: v.nullable(v.string()) }),
   v.object({ type: v.literal('reader-page'), page: ReaderPageSchema }),
-  v.object({ type: v.literal('prepare-upload'), upload: PreparedUploadSchema, created: v.boolean() }),
+  v.object({ type: v.literal('prepare-upload'), upload: PreparedUploadSchema, created: v.boolean(), receipt: v.optional(v.nullable(WriteReceiptSchema)) }),
 ]);
 
 export type LibraryItem = v.InferOutput<typeof LibraryItemSchema>;

@@ -18,9 +18,9 @@ import { runCaptureJob } from './capture-runner.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
 import { createNote, highlight, setReadingState } from './item-writes.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
-import { readerPage } from './reader-page.ts';
+import { loadSource, readerPage } from './reader-page.ts';
 import { Collections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord } from './records.ts';
-import { LibraryCommandSchema, requiredScope, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
+import { LibraryCommandSchema, requiredScope, targetOf, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
 import { finishUpload, prepareUpload, putUploadBytes, type ReceivedUpload } from './uploads.ts';
 
 export { requiredScope };
@@ -112,13 +112,16 @@ async function list(ctx: LibraryContext, actor: Actor, command: ListCommand) {
 async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): Promise<LibraryResult> {
   switch (command.type) {
     case 'save-link': {
-      const { answer, created } = await saveLink(ctx, actor, command);
-      return { type: command.type, item: answer, created };
+      const { answer, created, receipt } = await saveLink(ctx, actor, command);
+      return { type: command.type, item: answer, created, receipt };
     }
     case 'list':
       return { type: 'list', ...(await list(ctx, actor, command)) };
-    case 'get':
-      return { type: 'get', item: toLibraryItem(await loadItem(ctx, actor, command.itemId)) };
+    case 'get': {
+      const target = targetOf(command);
+      const stored = target.role === 'sourceId' ? await loadSource(ctx, actor, target.id) : await loadItem(ctx, actor, target.id);
+      return { type: 'get', item: toLibraryItem(stored) };
+    }
     case 'reader-page':
       return { type: 'reader-page', page: await readerPage(ctx, actor, command.sourceId) };
     case 'highlight':
@@ -187,10 +190,19 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
   let started = false;
   const service: LibraryService = {
     async execute(actor, input) {
+      // The library belongs to the account: a document-bound credential crosses its boundary here.
+      if (actor.documentRef !== null) {
+        throw new ServiceError('FORBIDDEN', 'The library belongs to the account: a document-bound credential cannot use it; use an account-wide credential.');
+      }
       const command = parseOrThrow(LibraryCommandSchema, input, 'library command');
       return run(ctx, actor, command);
     },
-    putUploadBytes: (actor, uploadId, bytes) => putUploadBytes(ctx, actor, uploadId, bytes),
+    putUploadBytes(actor, uploadId, bytes) {
+      if (actor.documentRef !== null) {
+        return Promise.reject(new ServiceError('FORBIDDEN', 'The library belongs to the account: a document-bound credential cannot use it; use an account-wide credential.'));
+      }
+      return putUploadBytes(ctx, actor, uploadId, bytes);
+    },
     start() {
       if (started) return;
       started = true;

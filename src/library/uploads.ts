@@ -9,6 +9,7 @@ import { isoTimestamp } from '../clock.ts';
 import type { Actor } from '../deps.ts';
 import { ServiceError, invalid, notFound } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
+import type { WriteReceipt } from '../idempotency/idempotency.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
 import { Collections, accountKey, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord, type LibraryItem, type UploadRecord } from './records.ts';
 import type { FinishUploadCommand, PrepareUploadCommand } from './schemas.ts';
@@ -34,7 +35,7 @@ async function loadUpload(ctx: LibraryContext, actor: Actor, uploadId: string): 
 }
 
 /** prepare-upload: open an upload of a declared PDF or HTML file. */
-export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: PrepareUploadCommand): Promise<{ upload: PreparedUpload; created: boolean }> {
+export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: PrepareUploadCommand): Promise<{ upload: PreparedUpload; created: boolean; receipt: WriteReceipt | null }> {
   const type = command.contentType.toLowerCase();
   if (type === 'application/epub+zip') {
     throw invalid('EPUB files are not supported by the library; upload a PDF or a saved HTML page.', [{ field: 'contentType', message: 'EPUB is not supported' }]);
@@ -45,7 +46,7 @@ export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: 
   if (command.byteLength > ctx.uploads.maxBytes) {
     throw invalid(`The file is larger than the ${ctx.uploads.maxBytes}-byte upload limit.`, [{ field: 'byteLength', message: `must be at most ${ctx.uploads.maxBytes}` }]);
   }
-  const { answer, created } = await idempotent(
+  const { answer, created, receipt } = await idempotent(
     ctx,
     actor,
     command,
@@ -59,7 +60,7 @@ export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: 
     },
     async (uploadId) => view(ctx, (await loadUpload(ctx, actor, uploadId)).value),
   );
-  return { upload: answer, created };
+  return { upload: answer, created, receipt };
 }
 
 /**
@@ -84,7 +85,7 @@ export async function putUploadBytes(ctx: LibraryContext, actor: Actor, uploadId
 }
 
 /** finish-upload: check size and checksum, decide by content, and create the source item. */
-export async function finishUpload(ctx: LibraryContext, actor: Actor, command: FinishUploadCommand): Promise<{ item: LibraryItem; created: boolean }> {
+export async function finishUpload(ctx: LibraryContext, actor: Actor, command: FinishUploadCommand): Promise<{ item: LibraryItem; created: boolean; receipt: WriteReceipt | null }> {
   const apply = async () => {
     const stored = await loadUpload(ctx, actor, command.uploadId);
     const u = stored.value;
@@ -125,6 +126,6 @@ export async function finishUpload(ctx: LibraryContext, actor: Actor, command: F
       after: () => ctx.queue.offer(accountKey(actor.accountId, item.itemId)),
     };
   };
-  const { answer, created } = await idempotent(ctx, actor, command, apply, async (itemId) => toLibraryItem(await loadItem(ctx, actor, itemId)));
-  return { item: answer, created };
+  const { answer, created, receipt } = await idempotent(ctx, actor, command, apply, async (itemId) => toLibraryItem(await loadItem(ctx, actor, itemId)));
+  return { item: answer, created, receipt };
 }

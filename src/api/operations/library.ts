@@ -4,10 +4,10 @@
  * receives the bytes of a prepared upload.
  * @module
  */
-import { ServiceError, invalid } from '../../errors.ts';
-import { requiredScope } from '../../library/service.ts';
-import { LibraryPatterns } from '../../library/schemas.ts';
+import { ServiceError } from '../../errors.ts';
+import { LIBRARY_CREATING_TYPES, LibraryPatterns, scopeOfCommand } from '../../library/schemas.ts';
 import { MAX_UPLOAD_BODY } from '../../limits.ts';
+import type { IdempotencyReceipt } from '../../documents/types.ts';
 import type { RequestContext } from '../context.ts';
 import { ok } from '../envelope.ts';
 import { defineOperation } from '../registry/operation.ts';
@@ -16,15 +16,10 @@ import { LibraryCommandSchema } from '../../library/schemas.ts';
 import { LibraryResultEnvelopeSchema, ReceivedUploadEnvelopeSchema } from '../response-schemas.ts';
 
 const actorOf = (ctx: RequestContext) => ctx.credential!.actor;
-/** Commands whose first application stores a new item or upload. */
-const CREATING: ReadonlySet<string> = new Set(['save-link', 'highlight', 'create-note', 'prepare-upload', 'finish-upload']);
-
-/** The command's scope, checked before the command runs (library:read to read, library:write otherwise). */
+/** The command's scope (the domain's rule), checked before the command runs. */
 function checkScope(ctx: RequestContext, body: unknown): void {
-  const type = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { type?: unknown }).type : undefined;
-  if (typeof type !== 'string') throw invalid('The library body is a command object with a type field.', [{ field: 'type', message: 'is required' }]);
-  const needed = requiredScope(type);
-  if (!ctx.credential!.scopeSet.has(needed)) throw new ServiceError('FORBIDDEN', `The ${type} command needs the scope ${needed}.`);
+  const needed = scopeOfCommand(body);
+  if (!ctx.credential!.scopeSet.has(needed)) throw new ServiceError('FORBIDDEN', `The ${(body as { type: string }).type} command needs the scope ${needed}.`);
 }
 
 /** POST /api/v1/library */
@@ -36,7 +31,7 @@ export const libraryCommand = defineOperation({
   tag: 'library',
   summary: 'Run a library command',
   description:
-    'Saves links (captured in the background), reads items and their capture state, returns reader pages, keeps highlights, notes and reading state, and prepares and finishes file uploads. The body is a command discriminated by type; writes carry idempotencyKey (16-128 characters) in the body: a retry returns the same item. library:write, or library:read for list, get and reader-page.',
+    'Saves links (captured in the background), reads items and their capture state, returns reader pages, keeps highlights, notes and reading state, and prepares and finishes file uploads. The body is a command discriminated by type; writes carry idempotencyKey (16-256 characters, no control characters) in the body (optional for set-reading-state, which expectedRevision guards): a retry returns the same item. library:write, or library:read for list, get and reader-page.',
   auth: 'bearer',
   anyScopes: ['library:read', 'library:write'],
   charge: 'before',
@@ -53,8 +48,9 @@ export const libraryCommand = defineOperation({
     checkScope(ctx, input.body);
     const result = await ctx.engine.library.execute(actorOf(ctx), input.body);
     // 201 when this call stored a new item or upload; 200 for reads, retries and reading-state changes.
-    const created = CREATING.has(result.type) && 'created' in result && result.created;
-    return ok(ctx, created ? 201 : 200, JSON.stringify(result));
+    const created = LIBRARY_CREATING_TYPES.has(result.type) && 'created' in result && result.created;
+    const { receipt, ...data } = result as typeof result & { receipt?: IdempotencyReceipt | null };
+    return ok(ctx, created ? 201 : 200, JSON.stringify(data), receipt ? { receipt } : {});
   },
 });
 
