@@ -75,6 +75,9 @@ export function writeScope(operation: string, owner: string, key: string): strin
   return `${operation}\u0000${owner}\u0000${key}`;
 }
 
+/** The owner of the operator's keys (decisions, credential creation): the operator acts for no account. */
+export const OPERATOR_KEY_OWNER = 'operator';
+
 /** The receipt of a write as answers carry it. */
 export interface WriteReceipt {
   idempotency: 'created' | 'replayed';

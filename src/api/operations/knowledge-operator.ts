@@ -14,7 +14,7 @@ import { PROPOSAL_DECISIONS } from '../../knowledge/states.ts';
 import { parseOrThrow } from '../../validation.ts';
 import { ok } from '../envelope.ts';
 import { defineOperation } from '../registry/operation.ts';
-import { pathId } from '../registry/params.ts';
+import { OptionalIdempotencyKeyHeader, pathId } from '../registry/params.ts';
 import { OpaqueEnvelopeSchema } from '../response-schemas.ts';
 
 const Person = v.pipe(v.string(), v.minLength(1, 'must not be empty'), v.maxLength(80, 'must be at most 80 characters'));
@@ -87,12 +87,24 @@ export const decideReview = defineOperation({
   path: '/operator/v1/reviews/{reviewRef}/decisions',
   summary: 'Decide a proposal (operator, for the named person)',
   description: 'Accepting writes the graph records and moves the graph revision; it never publishes. A refused transition is 409.',
-  input: { path: { reviewRef: pathId(Patterns.reviewRef, 'A reviewRef.') }, body: { schema: DecisionRequestSchema, component: 'DecisionRequest' } },
-  responses: { 200: { description: 'The proposal after the decision.', json: OpaqueEnvelopeSchema }, 400: { description: 'INVALID_REQUEST.' }, 404: { description: 'NOT_FOUND.' }, 409: { description: 'CONFLICT: the state does not allow this decision.' } },
+  input: {
+    path: { reviewRef: pathId(Patterns.reviewRef, 'A reviewRef.') },
+    headers: { idempotencyKey: OptionalIdempotencyKeyHeader },
+    body: { schema: DecisionRequestSchema, component: 'DecisionRequest' },
+  },
+  responses: {
+    200: { description: 'The proposal after the decision (or, for an exact repeat under its Idempotency-Key, as it is now, receipt.idempotency replayed).', json: OpaqueEnvelopeSchema },
+    400: { description: 'INVALID_REQUEST.' },
+    404: { description: 'NOT_FOUND.' },
+    409: { description: 'CONFLICT: the state does not allow this decision; IDEMPOTENCY_CONFLICT: the key is bound to another request.' },
+  },
   async run(ctx, input) {
     const body = parseOrThrow(DecisionRequestSchema, input.body, 'decision');
-    const p = await ctx.engine.operator.decide(input.path.reviewRef, { decision: body.decision, person: body.person, note: body.note ?? null });
-    return ok(ctx, 200, JSON.stringify(proposalView(p)));
+    const decision = { decision: body.decision, person: body.person, note: body.note ?? null };
+    const key = input.headers.idempotencyKey;
+    if (key === undefined) return ok(ctx, 200, JSON.stringify(proposalView(await ctx.engine.operator.decide(input.path.reviewRef, decision))));
+    const out = await ctx.engine.operator.decideOnce(input.path.reviewRef, decision, key);
+    return ok(ctx, 200, JSON.stringify(proposalView(out.proposal)), { receipt: out.receipt });
   },
 });
 

@@ -14,6 +14,7 @@ import { parseOrThrow } from '../../validation.ts';
 import { ok } from '../envelope.ts';
 import { defineOperation } from '../registry/operation.ts';
 import { OpaqueEnvelopeSchema } from '../response-schemas.ts';
+import { OptionalIdempotencyKeyHeader } from '../registry/params.ts';
 
 /** Body of POST /operator/v1/credentials. */
 export const CredentialRequestSchema = v.strictObject({
@@ -45,22 +46,25 @@ export const createCredential = defineOperation({
   description: 'Creates a bearer token for an account, shown this once.',
   auth: 'operator',
   charge: 'never',
-  input: { body: { schema: CredentialRequestSchema, component: 'CredentialRequest' } },
+  input: { headers: { idempotencyKey: OptionalIdempotencyKeyHeader }, body: { schema: CredentialRequestSchema, component: 'CredentialRequest' } },
   responses: {
-    201: { description: 'The new credential and its token.', json: OpaqueEnvelopeSchema },
+    201: { description: 'The new credential and its token (an exact repeat under its Idempotency-Key: the same credential, receipt.idempotency replayed, token null: it is shown once).', json: OpaqueEnvelopeSchema },
+    409: { description: 'IDEMPOTENCY_CONFLICT: the key is bound to another request.' },
     400: { description: 'INVALID_REQUEST: bad body.' },
     404: { description: 'NOT_FOUND: the documentRef names no document of the account.' },
   },
   async run(ctx, input) {
     const body = parseOrThrow(CredentialRequestSchema, input.body, 'credential request');
-    const { token, credential: c } = await ctx.engine.credentials.create({
+    const request = {
       accountId: body.account,
       label: body.label,
       scopes: body.scopes,
       documentRef: body.documentRef,
       requestBudget: body.requestBudget,
       expiresInDays: body.expiresInDays,
-    });
+    };
+    const key = input.headers.idempotencyKey;
+    const { token, credential: c, receipt } = key === undefined ? { ...(await ctx.engine.credentials.create(request)), receipt: undefined } : await ctx.engine.credentials.createOnce(request, key);
     const data = {
       token,
       credentialRef: c.credentialRef,
@@ -74,7 +78,7 @@ export const createCredential = defineOperation({
       requestBudget: c.requestBudget,
       createdAt: isoTimestamp(c.createdAt),
     };
-    return ok(ctx, 201, JSON.stringify(data), { headers: { 'cache-control': 'no-store' } });
+    return ok(ctx, 201, JSON.stringify(data), receipt ? { receipt, headers: { 'cache-control': 'no-store' } } : { headers: { 'cache-control': 'no-store' } });
   },
 });
 

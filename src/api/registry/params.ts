@@ -19,6 +19,13 @@ export const IdempotencyKeyHeader: HeaderDef = {
     'Every write needs one (missing: 400 IDEMPOTENCY_REQUIRED). An exact retry reuses key, body and revision; a new intent needs a new key (same key, other request: 409 IDEMPOTENCY_CONFLICT).',
 };
 
+/** `Idempotency-Key` of operator writes (review decisions, credential creation): optional; with one, a repeat replays. */
+export const OptionalIdempotencyKeyHeader: HeaderDef = {
+  ...IdempotencyKeyHeader,
+  required: false,
+  description: 'Optional. With a key, an exact repeat (same key and body) replays the first answer (receipt.idempotency replayed) instead of applying again; the same key with another request is 409 IDEMPOTENCY_CONFLICT.',
+};
+
 /** `Service-If-Revision`: the revision precondition of semantic writes. */
 export const IfRevisionHeader: HeaderDef = {
   name: 'Service-If-Revision',
