@@ -220,20 +220,22 @@ export class IdempotencyStore {
   }
 
   /**
-   * Run a write's one application; when it lost a race in the store (another process committed the
-   * same key, or the same document version, first), look the key up again: a record of this very
-   * request is replayed, one of another request is IDEMPOTENCY_CONFLICT, and without a record the
-   * write fails as it did.
+   * Run a write's one application; when it fails, look the key up again: if a duplicate of this very
+   * request committed meanwhile (in another process: it won the document's compare-and-set, or
+   * moved the resource past this request's precondition), its record is replayed; one of another
+   * request is IDEMPOTENCY_CONFLICT; without a record the write fails as it did, a raw storage
+   * conflict as a retryable CONFLICT.
    */
   private async applyOnce<R, A>(scope: string, fingerprint: string, apply: () => Promise<A>, replay: (record: IdempotencyRecord<R>) => Promise<A>): Promise<A> {
     try {
       return await apply();
     } catch (error) {
-      const lostRace = isStorageConflict(error) || (isServiceError(error) && isStorageConflict(error.cause));
-      if (!lostRace) throw error;
-      const record = await this.find<R>(scope, fingerprint);
+      const record = await this.find<R>(scope, fingerprint).catch((lookupError: unknown) => {
+        if (isServiceError(lookupError) && lookupError.code === 'IDEMPOTENCY_CONFLICT') throw lookupError;
+        return null; // the store cannot answer: the application's own error says more
+      });
       if (record) return replay(record);
-      if (isServiceError(error)) throw error;
+      if (!isStorageConflict(error)) throw error;
       // A raw conflict of the store (e.g. a concurrent create took the same key or ref): retryable, never a 500.
       throw new ServiceError('CONFLICT', 'A concurrent write changed what this request builds on; read the current state and retry.', {
         retryable: true,
