@@ -10,7 +10,7 @@ import type { Actor, EngineDeps } from '../deps.ts';
 import { invalid, notFound, ServiceError, type FieldError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { canonicalJson } from '../canonical-json.ts';
-import { IdempotencyStore, OPERATOR_KEY_OWNER, createdReceipt, newReceiptRef, replayedReceipt, writeScope, type IdempotencyRecord, type WriteReceipt } from '../idempotency/idempotency.ts';
+import { IdempotencyStore, OPERATOR_KEY_OWNER, createdReceipt, requireIdempotencyKey, newReceiptRef, replayedReceipt, writeScope, type IdempotencyRecord, type WriteReceipt } from '../idempotency/idempotency.ts';
 import type { BatchOp } from '../ports.ts';
 import { createBudgetLedger, type BudgetStatus } from './budgets.ts';
 import type { Principal } from './principal-schema.ts';
@@ -239,10 +239,10 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
   return {
     create: (input) => createWith(input, null),
 
-    createOnce(input, idempotencyKey) {
+    async createOnce(input, idempotencyKey) {
+      const scope = writeScope('credential.create', OPERATOR_KEY_OWNER, requireIdempotencyKey(idempotencyKey));
       const errors = checkInput(input);
-      if (errors.length) return Promise.reject(invalid('The credential request is invalid.', errors));
-      const scope = writeScope('credential.create', OPERATOR_KEY_OWNER, idempotencyKey);
+      if (errors.length) throw invalid('The credential request is invalid.', errors);
       const fingerprint = sha256(canonicalJson({ ...input, scopes: [...input.scopes] }));
       const receiptRef = newReceiptRef(deps.ids);
       return idem.run(

@@ -9,7 +9,7 @@
 import type { Actor, EngineDeps } from '../deps.ts';
 import { invalid, notFound, ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
-import { IdempotencyStore, OPERATOR_KEY_OWNER, createdReceipt, newReceiptRef, replayedReceipt, writeScope, type IdempotencyRecord, type WriteReceipt } from '../idempotency/idempotency.ts';
+import { IdempotencyStore, OPERATOR_KEY_OWNER, createdReceipt, requireIdempotencyKey, newReceiptRef, replayedReceipt, writeScope, type IdempotencyRecord, type WriteReceipt } from '../idempotency/idempotency.ts';
 import { isStorageConflict, type BatchOp } from '../ports.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { acceptedRecords, genesisRevision, nextRevision } from './graph.ts';
@@ -141,8 +141,8 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
    * A decision under an idempotency key (the operator's `Idempotency-Key`): an exact repeat replays
    * the applied decision with the proposal as it is now instead of answering 409.
    */
-  function decideOnce(reviewRef: string, input: DecisionInput, idempotencyKey: string): Promise<DecisionOutcome> {
-    const scope = writeScope('review.decide', OPERATOR_KEY_OWNER, idempotencyKey);
+  async function decideOnce(reviewRef: string, input: DecisionInput, idempotencyKey: string): Promise<DecisionOutcome> {
+    const scope = writeScope('review.decide', OPERATOR_KEY_OWNER, requireIdempotencyKey(idempotencyKey));
     const fingerprint = sha256(canonicalJson({ reviewRef, decision: input.decision, person: input.person, note: input.note ?? null }));
     const receiptRef = newReceiptRef(deps.ids);
     return idem.run(
