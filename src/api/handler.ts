@@ -159,7 +159,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
   const settings: EdgeSettings = { documentPages: options.documentPages ?? 'sign-in-required', openApiJson, eventStreams: options.eventStreams ?? {} };
   const operations = listOperations().filter((op) => op.operationId !== 'getDocumentPage' || settings.documentPages !== 'off');
   const router = createRouter(operations);
-  const fieldNames = new Map(operations.map((op) => [op, wireFieldNames(op.input)]));
+  const fieldNames = new Map(operations.map((op) => [op, wireNamesOf(op)]));
 
   async function pipeline(ctx: Context): Promise<PlainResponse> {
     const request = ctx.request;
@@ -325,19 +325,36 @@ function readInput(op: AnyOperation, params: Record<string, string>, query: stri
  * the client sent them: a header by its name (`Idempotency_Key`: the contract's field grammar has no
  * hyphen), a query value as `query.<name>`, a path segment as `path.<name>`. Body fields keep their path.
  */
-function toWireFields(e: unknown, names: Map<string, string>): unknown {
-  if (!isServiceError(e) || !e.fieldErrors?.length || names.size === 0) return e;
+/** How an operation's logical input names read on the wire: in fieldErrors, and in messages (headers by their HTTP name). */
+interface WireNames {
+  fields: Map<string, string>;
+  /** Matches the logical names of the operation's headers in a message; null when it has none. */
+  inMessages: RegExp | null;
+  headers: Map<string, string>;
+}
+
+function wireNamesOf(op: AnyOperation): WireNames {
+  const headers = new Map(Object.entries(op.input.headers ?? {}).map(([logical, def]) => [logical, (def as { name: string }).name]));
+  return { fields: wireFieldNames(op.input), inMessages: headers.size ? new RegExp(`\\b(${[...headers.keys()].join('|')})\\b`, 'g') : null, headers };
+}
+
+/** The domain names inputs logically (`idempotencyKey`); answer with the names the client sent. */
+function toWireFields(e: unknown, names: WireNames): unknown {
+  if (!isServiceError(e)) return e;
   let changed = false;
-  const fieldErrors = e.fieldErrors.map((fe) => {
+  const message = names.inMessages === null ? e.message : e.message.replace(names.inMessages, (logical) => names.headers.get(logical) ?? logical);
+  if (message !== e.message) changed = true;
+  const fieldErrors = e.fieldErrors?.map((fe) => {
     const dot = fe.field.indexOf('.');
-    const wire = names.get(dot === -1 ? fe.field : fe.field.slice(0, dot));
+    const wire = names.fields.get(dot === -1 ? fe.field : fe.field.slice(0, dot));
     if (wire === undefined) return fe;
     changed = true;
     return { field: dot === -1 ? wire : `${wire}${fe.field.slice(dot)}`, message: fe.message };
   });
   if (!changed) return e;
-  const options: ServiceErrorOptions = { retryable: e.retryable, fieldErrors, cause: e };
+  const options: ServiceErrorOptions = { retryable: e.retryable, cause: e };
+  if (fieldErrors !== undefined) options.fieldErrors = fieldErrors;
   if (e.requiredAction !== undefined) options.requiredAction = e.requiredAction;
   if (e.retryAfterMs !== undefined) options.retryAfterMs = e.retryAfterMs;
-  return new ServiceError(e.code, e.message, options);
+  return new ServiceError(e.code, message, options);
 }

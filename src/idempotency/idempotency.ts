@@ -42,18 +42,20 @@ export interface IdempotencyOptions {
 }
 
 /**
- * Check an Idempotency-Key value: missing is IDEMPOTENCY_REQUIRED, malformed INVALID_REQUEST.
+ * Check an idempotency key (16-128 letters, digits, underscores or hyphens): missing is
+ * IDEMPOTENCY_REQUIRED, malformed INVALID_REQUEST. Messages and fieldErrors name the logical input
+ * `idempotencyKey`; the edge names its wire form (the `Idempotency-Key` header).
  * @returns the key
  */
 export function requireIdempotencyKey(key: string | undefined): string {
   if (key === undefined || key === '') {
-    throw new ServiceError('IDEMPOTENCY_REQUIRED', 'This write needs an Idempotency-Key header (16-128 letters, digits, underscores or hyphens).', {
+    throw new ServiceError('IDEMPOTENCY_REQUIRED', 'This write needs an idempotencyKey (16-128 letters, digits, underscores or hyphens); repeat it unchanged to retry the same request.', {
       fieldErrors: [{ field: 'idempotencyKey', message: 'is required' }],
       requiredAction: 'choose-new-idempotency-key',
     });
   }
   if (!Patterns.idempotencyKey.test(key)) {
-    throw new ServiceError('INVALID_REQUEST', 'Idempotency-Key must be 16-128 characters of letters, digits, underscores or hyphens.', {
+    throw new ServiceError('INVALID_REQUEST', 'idempotencyKey must be 16-128 characters of letters, digits, underscores or hyphens.', {
       fieldErrors: [{ field: 'idempotencyKey', message: 'must be 16-128 characters of letters, digits, underscores or hyphens' }],
     });
   }
