@@ -13,7 +13,7 @@
  * Responses larger than 2 MB are never truncated: they become 409 CONFLICT.
  * @module
  */
-import type { ActivationState } from '../auth/activation.ts';
+import { SURFACE_NAMES, isActivationSurface, type ActivationState } from '../auth/activation.ts';
 import type { BudgetStatus } from '../auth/budgets.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { constantTimeEqual } from '../auth/tokens.ts';
@@ -77,8 +77,6 @@ const CLIENT_REQUEST_ID = /^[A-Za-z0-9_-]{16,128}$/;
 const BEARER = /^Bearer +([^\s]+) *$/i;
 const BEARER_SCHEME = /^bearer(?:\s|$)/i;
 const JSON_CONTENT_TYPE = /^application\/(?:[a-z0-9!#$&^_.+-]+\+)?json *(?:;|$)/i;
-
-const SURFACE_NAMES: Record<keyof ActivationState, string> = { search: 'Search', reviews: 'Reading reviews', proposals: 'Proposal submission' };
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -150,7 +148,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
   const log = options.log ?? ((line: object) => console.error(JSON.stringify(line)));
   const overrides: Partial<ActivationState> = {};
   for (const [name, value] of Object.entries(options.activationOverrides ?? {})) {
-    if ((name === 'search' || name === 'reviews' || name === 'proposals') && typeof value === 'boolean') overrides[name] = value;
+    if (isActivationSurface(name) && typeof value === 'boolean') overrides[name] = value;
   }
   const effectiveActivation = Object.keys(overrides).length
     ? async () => ({ ...(await engine.activation.get()), ...overrides })
