@@ -176,12 +176,22 @@ export class IdempotencyStore {
     return this.run(scope, fingerprint, apply, replay, mode);
   }
 
+  /**
+   * The optimistic path (document mutations): one async frame, as the hot path had before the
+   * protocol moved here; the application's promise is what a concurrent duplicate of this process waits for.
+   */
   private async runOptimistic<R, A>(scope: string, fingerprint: string, apply: () => Promise<A>, replay: (record: IdempotencyRecord<R>) => Promise<A>, lookup: Promise<IdempotencyRecord<R> | null>): Promise<A> {
     const record = await lookup;
     if (record) return replay(record);
     // Another request of this process claimed the key while we looked: wait for it, then look again.
     if (this.inflight.has(scope)) return this.run(scope, fingerprint, apply, replay, 'optimistic');
-    return this.track(scope, this.applyOnce(scope, fingerprint, apply, replay));
+    const application = apply();
+    this.track(scope, application);
+    try {
+      return await application;
+    } catch (error) {
+      return this.afterFailure(scope, fingerprint, error, replay);
+    }
   }
 
   private async runClaimed<R, A>(scope: string, fingerprint: string, apply: () => Promise<A>, replay: (record: IdempotencyRecord<R>) => Promise<A>): Promise<A> {
@@ -221,30 +231,35 @@ export class IdempotencyStore {
     }
   }
 
-  /**
-   * Run a write's one application; when it fails, look the key up again: if a duplicate of this very
-   * request committed meanwhile (in another process: it won the document's compare-and-set, or
-   * moved the resource past this request's precondition), its record is replayed; one of another
-   * request is IDEMPOTENCY_CONFLICT; without a record the write fails as it did, a raw storage
-   * conflict as a retryable CONFLICT.
-   */
+  /** Run a write's one application; when it fails, see {@link IdempotencyStore.afterFailure}. */
   private async applyOnce<R, A>(scope: string, fingerprint: string, apply: () => Promise<A>, replay: (record: IdempotencyRecord<R>) => Promise<A>): Promise<A> {
     try {
       return await apply();
     } catch (error) {
-      const record = await this.find<R>(scope, fingerprint).catch((lookupError: unknown) => {
-        if (isServiceError(lookupError) && lookupError.code === 'IDEMPOTENCY_CONFLICT') throw lookupError;
-        return null; // the store cannot answer: the application's own error says more
-      });
-      if (record) return replay(record);
-      if (!isStorageConflict(error)) throw error;
-      // A raw conflict of the store (e.g. a concurrent create took the same key or ref): retryable, never a 500.
-      throw new ServiceError('CONFLICT', 'A concurrent write changed what this request builds on; read the current state and retry.', {
-        retryable: true,
-        requiredAction: 'refresh-resource',
-        cause: error,
-      });
+      return this.afterFailure(scope, fingerprint, error, replay);
     }
+  }
+
+  /**
+   * After a failed application, look the key up again: if a duplicate of this very request committed
+   * meanwhile (in another process: it won the document's compare-and-set, or moved the resource past
+   * this request's precondition), its record is replayed; one of another request is
+   * IDEMPOTENCY_CONFLICT; without a record the write fails as it did, a raw storage conflict as a
+   * retryable CONFLICT.
+   */
+  private async afterFailure<R, A>(scope: string, fingerprint: string, error: unknown, replay: (record: IdempotencyRecord<R>) => Promise<A>): Promise<A> {
+    const record = await this.find<R>(scope, fingerprint).catch((lookupError: unknown) => {
+      if (isServiceError(lookupError) && lookupError.code === 'IDEMPOTENCY_CONFLICT') throw lookupError;
+      return null; // the store cannot answer: the application's own error says more
+    });
+    if (record) return replay(record);
+    if (!isStorageConflict(error)) throw error;
+    // A raw conflict of the store (e.g. a concurrent create took the same key or ref): retryable, never a 500.
+    throw new ServiceError('CONFLICT', 'A concurrent write changed what this request builds on; read the current state and retry.', {
+      retryable: true,
+      requiredAction: 'refresh-resource',
+      cause: error,
+    });
   }
 
   private async read<R>(scope: string, fingerprint: string): Promise<Found<R>> {
