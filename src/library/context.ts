@@ -23,8 +23,6 @@ export interface UploadSettings {
   maxBytes: number;
   /** How long a prepared upload stays open. */
   ttlMs: number;
-  /** The path template the edge serves PUTs on; `{uploadId}` is replaced. */
-  pathTemplate: string;
 }
 
 /** Shared state of one library service. */

@@ -59,7 +59,14 @@ export const ReaderPageSchema = v.object({
   ),
 });
 
-/** Where and how to send the bytes of a prepared upload. */
+/** A prepared upload as the library answers it; where the bytes go (method and path) is the edge's to say. */
+export const PendingUploadSchema = v.object({
+  uploadId: v.string(),
+  byteLength: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  expiresAt: TimestampSchema,
+});
+
+/** Where and how to send the bytes of a prepared upload, as clients see it (the edge adds method and path). */
 export const PreparedUploadSchema = v.object({
   uploadId: v.string(),
   method: v.literal('PUT'),
@@ -91,4 +98,10 @@ export type ReaderBlock = v.InferOutput<typeof ReaderBlockSchema>;
 export type ReaderPage = v.InferOutput<typeof ReaderPageSchema>;
 export type PreparedUpload = v.InferOutput<typeof PreparedUploadSchema>;
 export type ReceivedUpload = v.InferOutput<typeof ReceivedUploadSchema>;
+/** A library answer as clients see it (over HTTP). */
 export type LibraryResult = v.InferOutput<typeof LibraryResultSchema>;
+export type PendingUpload = v.InferOutput<typeof PendingUploadSchema>;
+/** A library answer as the domain gives it: a prepared upload without its method and path (the edge adds them). */
+export type LibraryAnswer =
+  | Exclude<LibraryResult, { type: 'prepare-upload' }>
+  | { type: 'prepare-upload'; upload: PendingUpload; created: boolean; receipt?: { idempotency: 'created' | 'replayed'; receiptRef: string; v: 1 } | null | undefined };

@@ -8,7 +8,7 @@
 import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { MAX_UPLOAD_BODY } from '../limits.ts';
-import type { LibraryResult } from './result-schemas.ts';
+import type { LibraryAnswer } from './result-schemas.ts';
 import type { RecordPage } from '../ports.ts';
 import { IdempotencyStore } from '../idempotency/idempotency.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -45,8 +45,6 @@ export interface LibraryOptions {
   /** Largest upload (default 20 MiB) and how long a prepared upload stays open (default 1 h). */
   maxUploadBytes?: number;
   uploadTtlMs?: number;
-  /** Where the edge accepts upload bytes; `{uploadId}` is replaced. Default `/api/v1/library/uploads/{uploadId}`. */
-  uploadPathTemplate?: string;
   /** Called with unexpected background errors (a storage failure during capture). Default: console.error. */
   onError?: (error: unknown) => void;
   /** How long a command's idempotency key replays it (ms); default 24 hours, as for every write. */
@@ -57,13 +55,13 @@ export interface LibraryOptions {
   autoStart?: boolean;
 }
 
-export type { LibraryResult } from './result-schemas.ts';
+export type { LibraryAnswer, LibraryResult } from './result-schemas.ts';
 
 /** The library service. */
 export interface LibraryService {
   /** Validate and run one command (an unparsed body). Throws ServiceError on every refusal. */
-  execute(actor: Actor, command: unknown): Promise<LibraryResult>;
-  /** Store the bytes of a prepared upload (the edge calls this for `PUT {upload.path}`). */
+  execute(actor: Actor, command: unknown): Promise<LibraryAnswer>;
+  /** Store the bytes of a prepared upload (the edge receives them at the path it gives with the prepared upload). */
   putUploadBytes(actor: Actor, uploadId: string, bytes: Uint8Array): Promise<ReceivedUpload>;
   /** Resume pending captures (called by the constructor unless `autoStart` is false). */
   start(): void;
@@ -109,7 +107,7 @@ async function list(ctx: LibraryContext, actor: Actor, command: ListCommand) {
   return { items: page.records.map(toLibraryItem), nextCursor: page.next === null ? null : encodeListCursor(credential, page.next) };
 }
 
-async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): Promise<LibraryResult> {
+async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): Promise<LibraryAnswer> {
   switch (command.type) {
     case 'save-link': {
       const { answer, created, receipt } = await saveLink(ctx, actor, command);
@@ -184,7 +182,6 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
     uploads: {
       maxBytes: options.maxUploadBytes ?? MAX_UPLOAD_BODY,
       ttlMs: options.uploadTtlMs ?? 3_600_000,
-      pathTemplate: options.uploadPathTemplate ?? '/api/v1/library/uploads/{uploadId}',
     },
   };
   let started = false;

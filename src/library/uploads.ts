@@ -4,7 +4,7 @@
  * HTML become sources captured like links; EPUB and everything else is refused.
  * @module
  */
-import type { PreparedUpload, ReceivedUpload } from './result-schemas.ts';
+import type { PendingUpload, ReceivedUpload } from './result-schemas.ts';
 import { isoTimestamp } from '../clock.ts';
 import type { Actor } from '../deps.ts';
 import { ServiceError, invalid, notFound } from '../errors.ts';
@@ -21,11 +21,11 @@ const SNIFF_BYTES = 64 * 1024;
 /** Declared media types prepare-upload accepts (the content is checked again at finish). */
 const DECLARED_TYPES = new Set(['application/pdf', 'text/html', 'application/xhtml+xml']);
 
-export type { PreparedUpload, ReceivedUpload } from './result-schemas.ts';
+export type { PendingUpload, PreparedUpload, ReceivedUpload } from './result-schemas.ts';
 
 
-function view(ctx: LibraryContext, u: UploadRecord): PreparedUpload {
-  return { uploadId: u.uploadId, method: 'PUT', path: ctx.uploads.pathTemplate.replace('{uploadId}', u.uploadId), byteLength: u.byteLength, expiresAt: isoTimestamp(u.expiresAt) };
+function view(u: UploadRecord): PendingUpload {
+  return { uploadId: u.uploadId, byteLength: u.byteLength, expiresAt: isoTimestamp(u.expiresAt) };
 }
 
 async function loadUpload(ctx: LibraryContext, actor: Actor, uploadId: string): Promise<StoredRecord<UploadRecord>> {
@@ -35,7 +35,7 @@ async function loadUpload(ctx: LibraryContext, actor: Actor, uploadId: string): 
 }
 
 /** prepare-upload: open an upload of a declared PDF or HTML file. */
-export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: PrepareUploadCommand): Promise<{ upload: PreparedUpload; created: boolean; receipt: WriteReceipt | null }> {
+export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: PrepareUploadCommand): Promise<{ upload: PendingUpload; created: boolean; receipt: WriteReceipt | null }> {
   const type = command.contentType.toLowerCase();
   if (type === 'application/epub+zip') {
     throw invalid('EPUB files are not supported by the library; upload a PDF or a saved HTML page.', [{ field: 'contentType', message: 'EPUB is not supported' }]);
@@ -58,7 +58,7 @@ export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: 
       };
       return { ops: [{ kind: 'record.put', collection: Collections.uploads, key: accountKey(actor.accountId, upload.uploadId), value: upload, expectedRevision: null }], result: upload.uploadId };
     },
-    async (uploadId) => view(ctx, (await loadUpload(ctx, actor, uploadId)).value),
+    async (uploadId) => view((await loadUpload(ctx, actor, uploadId)).value),
   );
   return { upload: answer, created, receipt };
 }

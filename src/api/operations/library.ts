@@ -50,6 +50,8 @@ export const libraryCommand = defineOperation({
     // 201 when this call stored a new item or upload; 200 for reads, retries and reading-state changes.
     const created = LIBRARY_CREATING_TYPES.has(result.type) && 'created' in result && result.created;
     const { receipt, ...data } = result as typeof result & { receipt?: IdempotencyReceipt | null };
+    // Where the bytes of a prepared upload go is this edge's route.
+    if (data.type === 'prepare-upload') Object.assign(data, { upload: { ...data.upload, method: 'PUT', path: putUploadBytes.path.replace('{uploadId}', data.upload.uploadId) } });
     return ok(ctx, created ? 201 : 200, JSON.stringify(data), receipt ? { receipt } : {});
   },
 });
