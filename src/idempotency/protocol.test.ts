@@ -17,7 +17,7 @@ import { createEngine, type Engine } from '../engine.ts';
 import { seededIds } from '../ids.ts';
 import { ScriptedRunner } from '../jobs/jobs-kit.ts';
 import type { Storage } from '../ports.ts';
-import { DEFAULT_RETENTION_MS } from './idempotency.ts';
+import { DEFAULT_RETENTION_MS, IDEMPOTENCY_COLLECTION } from './idempotency.ts';
 import { uniqueKey, writeCases, type Outcome, type Target, type WriteCase } from './protocol-kit.ts';
 
 const CASES = writeCases(sampleProposal);
@@ -164,5 +164,28 @@ for (const c of CASES) {
       else if ((later as Outcome).receipt !== null) assert.is((later as Outcome).receipt!.idempotency, 'created', 'a new application');
     }, c));
 }
+
+test('a research-job start that cannot run (no runner) writes nothing under its key, and an accepted start still replays', async () => {
+  const clock = manualClock();
+  const storage = memoryStorage();
+  const withRunner = engineOver(storage, clock);
+  const without = createEngine({ storage, clock, ids: seededIds(++seed) });
+  try {
+    const actor = { accountId: 'alice', credentialRef: `scred_${'0'.repeat(23)}1`, documentRef: null };
+    const body = { v: 1, question: 'Does a replay outlive the runner?', profile: 'focused', visibilityIntent: 'private', deliverable: { kind: 'report', form: 'question-answer', language: 'en' }, spaceRef: { kind: 'new-document', title: 'R' } };
+    const key = uniqueKey();
+    const first = await withRunner.jobs.start(actor, { idempotencyKey: key, body });
+    const again = await without.jobs.start(actor, { idempotencyKey: key, body });
+    assert.is(again.receipt.idempotency, 'replayed');
+    assert.is(again.job.jobId, first.job.jobId);
+    const records = async () => (await storage.listRecords(IDEMPOTENCY_COLLECTION)).length;
+    const before = await records();
+    assert.is((await errorOf(without.jobs.start(actor, { idempotencyKey: uniqueKey(), body }))).code, 'FEATURE_RETIRED');
+    assert.is(await records(), before, 'no record, no claim');
+  } finally {
+    await withRunner.close();
+    await without.close().catch(() => undefined);
+  }
+});
 
 test.run();

@@ -94,20 +94,32 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
       // A job is visible only to the credential that created it, so its keys belong to the credential.
       const scope = writeScope('research-job.start', ownerOf(actor), key);
       const fingerprint = deps.sha256(`research-job.start\n${canonicalJson(spec)}`);
-      const apply = () => {
+      const refusal = () => {
         if (!runner) {
-          throw new ServiceError(
+          return new ServiceError(
             'FEATURE_RETIRED',
             'Fresh hosted research is retired: this server has no research runner. Use your own agent with the document tools; reports of earlier jobs stay readable.',
             { retryable: false },
           );
         }
         if (runner.remainingRuns?.(actor.accountId) === 0) {
-          throw new ServiceError('RATE_LIMITED', 'The research-run budget of this account is spent; no further research job can start now.');
+          return new ServiceError('RATE_LIMITED', 'The research-run budget of this account is spent; no further research job can start now.');
         }
-        return create(actor, spec, scope, fingerprint);
+        return null;
       };
-      return idem.run(scope, fingerprint, apply, (r: IdempotencyRecord<StoredResult>) => replay(actor, r));
+      const replayStart = (r: IdempotencyRecord<StoredResult>) => replay(actor, r);
+      const refused = refusal();
+      if (refused) {
+        // A start that cannot run writes nothing, not even a claim; an accepted one still replays.
+        const prior = await idem.find<StoredResult>(scope, fingerprint);
+        if (prior) return replayStart(prior);
+        throw refused;
+      }
+      const apply = () => {
+        const late = refusal(); // the budget may have run out while this start waited for its key
+        return late ? Promise.reject(late) : create(actor, spec, scope, fingerprint);
+      };
+      return idem.run(scope, fingerprint, apply, replayStart);
     },
 
     async list(actor, input = {}) {
