@@ -62,11 +62,6 @@ export function requireIdempotencyKey(key: string | undefined): string {
   return key;
 }
 
-/** The storage key of `key` in an account's scope. */
-export function scopedKey(accountId: string, key: string): string {
-  return `${accountId}\u0000${key}`;
-}
-
 /**
  * The storage key of an idempotency key: the operation, the owner of the key (an account, a
  * credential, the operator) and the key itself.
