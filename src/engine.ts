@@ -109,9 +109,9 @@ export function createEngine(options: EngineOptions): Engine {
   // One idempotency store for every domain: one retention window, one expiry sweep.
   const idempotency = new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs, onError: deps.reportError });
   const documents = createDocumentsService(deps, { ...options.documents, idempotency });
-  const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000 });
+  const credentials = createCredentialService(deps, { budgetWindowMs: options.budgetWindowMs ?? 24 * 3600_000, idempotency });
   const activation = createActivation(deps);
-  const knowledge = createKnowledgeService(deps);
+  const knowledge = createKnowledgeService(deps, { idempotency });
   const jobs = createJobsService(deps, {
     runner: options.runner ?? null,
     documents,

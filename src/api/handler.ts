@@ -18,7 +18,7 @@
  * (unless they set their own), HTML answers `frame-ancestors 'none'` and `X-Frame-Options: DENY`.
  * @module
  */
-import type { ActivationState } from '../auth/activation.ts';
+import { SURFACE_NAMES, isActivationSurface, type ActivationState } from '../auth/activation.ts';
 import type { BudgetStatus } from '../auth/budgets.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { constantTimeEqual } from '../auth/tokens.ts';
@@ -28,7 +28,7 @@ import type { EdgeSettings, RequestContext } from './context.ts';
 import { errorResponse, failureResponse } from './errors-edge.ts';
 import { utf8Length } from '../text.ts';
 import { Patterns } from '../ids.ts';
-import type { AnyOperation } from '../contract/define.ts';
+import { wireFieldNames, type AnyOperation } from '../contract/define.ts';
 import type { AnyBinding } from './bind.ts';
 import { listBindings } from './bindings.ts';
 import { compileInputs, type InputReader } from './inputs.ts';
@@ -86,8 +86,6 @@ export interface ResponseEvent {
 const BEARER = /^Bearer +([^\s]+) *$/i;
 const BEARER_SCHEME = /^bearer(?:\s|$)/i;
 const JSON_CONTENT_TYPE = /^application\/(?:[a-z0-9!#$&^_.+-]+\+)?json *(?:;|$)/i;
-
-const SURFACE_NAMES: Record<keyof ActivationState, string> = { search: 'Search', reviews: 'Reading reviews', proposals: 'Proposal submission' };
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
@@ -161,7 +159,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
   const log = options.log ?? ((line: object) => console.error(JSON.stringify(line)));
   const overrides: Partial<ActivationState> = {};
   for (const [name, value] of Object.entries(options.activationOverrides ?? {})) {
-    if ((name === 'search' || name === 'reviews' || name === 'proposals') && typeof value === 'boolean') overrides[name] = value;
+    if (isActivationSurface(name) && typeof value === 'boolean') overrides[name] = value;
   }
   const effectiveActivation = Object.keys(overrides).length
     ? async () => ({ ...(await engine.activation.get()), ...overrides })
@@ -171,6 +169,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
   const bindings = listBindings().filter((b) => b.operation.operationId !== 'getDocumentPage' || settings.documentPages !== 'off');
   const router = createRouter(bindings, (b) => b.operation);
   const readers = new Map<AnyBinding, InputReader>(bindings.map((b) => [b, compileInputs(b.operation)]));
+  const wireNames = new Map<AnyBinding, WireNames>(bindings.map((b) => [b, wireNamesOf(b.operation)]));
 
   async function pipeline(ctx: Context): Promise<PlainResponse> {
     const request = ctx.request;
@@ -315,7 +314,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
       response = await pipeline(ctx);
     } catch (e) {
       failure = e;
-      response = failureResponse(ctx, ctx.binding ? toWireFields(e, readers.get(ctx.binding)!.wireNames) : e, log);
+      response = failureResponse(ctx, ctx.binding ? toWireFields(e, wireNames.get(ctx.binding)!) : e, log);
     }
     response = finish(ctx, response);
     if (onResponse) {
@@ -370,19 +369,36 @@ async function* limitedBytes(request: PlainRequest, limit: number): AsyncGenerat
  * the client sent them: a header by its name (`Idempotency_Key`: the contract's field grammar has no
  * hyphen), a query value as `query.<name>`, a path segment as `path.<name>`. Body fields keep their path.
  */
-function toWireFields(e: unknown, names: ReadonlyMap<string, string>): unknown {
-  if (!isServiceError(e) || !e.fieldErrors?.length || names.size === 0) return e;
+/** How an operation's logical input names read on the wire: in fieldErrors, and in messages (headers by their HTTP name). */
+interface WireNames {
+  fields: Map<string, string>;
+  /** Matches the logical names of the operation's headers in a message; null when it has none. */
+  inMessages: RegExp | null;
+  headers: Map<string, string>;
+}
+
+function wireNamesOf(op: AnyOperation): WireNames {
+  const headers = new Map(Object.entries(op.input.headers ?? {}).map(([logical, def]) => [logical, (def as { name: string }).name]));
+  return { fields: wireFieldNames(op.input), inMessages: headers.size ? new RegExp(`\\b(${[...headers.keys()].join('|')})\\b`, 'g') : null, headers };
+}
+
+/** The domain names inputs logically (`idempotencyKey`); answer with the names the client sent. */
+function toWireFields(e: unknown, names: WireNames): unknown {
+  if (!isServiceError(e)) return e;
   let changed = false;
-  const fieldErrors = e.fieldErrors.map((fe) => {
+  const message = names.inMessages === null ? e.message : e.message.replace(names.inMessages, (logical) => names.headers.get(logical) ?? logical);
+  if (message !== e.message) changed = true;
+  const fieldErrors = e.fieldErrors?.map((fe) => {
     const dot = fe.field.indexOf('.');
-    const wire = names.get(dot === -1 ? fe.field : fe.field.slice(0, dot));
+    const wire = names.fields.get(dot === -1 ? fe.field : fe.field.slice(0, dot));
     if (wire === undefined) return fe;
     changed = true;
     return { field: dot === -1 ? wire : `${wire}${fe.field.slice(dot)}`, message: fe.message };
   });
   if (!changed) return e;
-  const options: ServiceErrorOptions = { retryable: e.retryable, fieldErrors, cause: e };
+  const options: ServiceErrorOptions = { retryable: e.retryable, cause: e };
+  if (fieldErrors !== undefined) options.fieldErrors = fieldErrors;
   if (e.requiredAction !== undefined) options.requiredAction = e.requiredAction;
   if (e.retryAfterMs !== undefined) options.retryAfterMs = e.retryAfterMs;
-  return new ServiceError(e.code, e.message, options);
+  return new ServiceError(e.code, message, options);
 }

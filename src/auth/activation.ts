@@ -19,6 +19,17 @@ export interface ActivationState {
   proposals: boolean;
 }
 
+/** The switchable surfaces, by their names in {@link ActivationState}. */
+export const ACTIVATION_SURFACES: readonly (keyof ActivationState)[] = ['search', 'reviews', 'proposals'];
+
+/** What each surface is called in messages (a blocked request names it). */
+export const SURFACE_NAMES: Readonly<Record<keyof ActivationState, string>> = { search: 'Search', reviews: 'Reading reviews', proposals: 'Proposal submission' };
+
+/** True for the name of a switchable surface. */
+export function isActivationSurface(name: string): name is keyof ActivationState {
+  return (ACTIVATION_SURFACES as readonly string[]).includes(name);
+}
+
 /** The documented defaults. */
 export const DEFAULT_ACTIVATION: Readonly<ActivationState> = Object.freeze({ search: false, reviews: false, proposals: true });
 

@@ -11,7 +11,9 @@ import { isoTimestamp } from '../clock.ts';
 import type { Actor, EngineDeps } from '../deps.ts';
 import { invalid, notFound, ServiceError, type FieldError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
-import { isStorageConflict, recordTopic } from '../ports.ts';
+import { isStorageConflict, recordTopic, type BatchOp } from '../ports.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { IdempotencyStore, OPERATOR_KEY_OWNER, createdReceipt, requireIdempotencyKey, newReceiptRef, replayedReceipt, writeScope, type IdempotencyRecord, type WriteReceipt } from '../idempotency/idempotency.ts';
 import { createBudgetLedger, type BudgetStatus } from './budgets.ts';
 import type { Principal } from './principal-schema.ts';
 import { isScope, type Scope } from './scopes.ts';
@@ -69,12 +71,25 @@ export interface CreatedCredential {
   credential: Credential;
 }
 
+/** Result of {@link CredentialService.createOnce}: the token on the first application only. */
+export interface KeyedCredential {
+  token: string | null;
+  credential: Credential;
+  receipt: WriteReceipt;
+}
+
 export type { Principal } from './principal-schema.ts';
 
 /** The credential service the engine exposes as `engine.credentials`. */
 export interface CredentialService {
   /** Create a credential (operator only). NOT_FOUND when `documentRef` is not a document of the account. */
   create(input: CreateCredentialInput): Promise<CreatedCredential>;
+  /**
+   * {@link CredentialService.create} under the operator's idempotency key. An exact repeat answers
+   * the credential it created, as it is now, with `token: null`: the token is shown once, and only
+   * its hash is stored.
+   */
+  createOnce(input: CreateCredentialInput, idempotencyKey: string): Promise<KeyedCredential>;
   /**
    * The live credential a bearer token stands for. AUTH_REQUIRED (requiredAction authenticate) for a
    * malformed, unknown, wrong or expired token.
@@ -150,8 +165,9 @@ function checkInput(input: CreateCredentialInput): FieldError[] {
  * Build the credential service.
  * @param options.budgetWindowMs length of the request-budget window (24 hours by default).
  */
-export function createCredentialService(deps: EngineDeps, options: { budgetWindowMs: number }): CredentialService {
+export function createCredentialService(deps: EngineDeps, options: { budgetWindowMs: number; idempotency?: IdempotencyStore | undefined }): CredentialService {
   const { storage, clock, refs, sha256 } = deps;
+  const idem = options.idempotency ?? new IdempotencyStore(storage, clock, { onError: deps.reportError });
   const cache = new Map<string, Credential>();
   const loading = new Map<string, Promise<Credential | null>>();
   const watched = new Set<string>();
@@ -190,42 +206,67 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
     return `${deps.baseUrl}/documents/${documentRef}`;
   }
 
+  /** Create a credential; `recordOp` adds the idempotency record of a keyed creation to its batch. */
+  async function createWith(input: CreateCredentialInput, recordOp: ((record: CredentialRecord) => BatchOp) | null): Promise<CreatedCredential> {
+    const errors = checkInput(input);
+    if (errors.length) throw invalid('The credential request is invalid.', errors);
+    let accountId = input.accountId;
+    let documentRef: string | null = null;
+    let spaceRef: string | null = null;
+    if (input.documentRef) {
+      const head = await storage.getDocumentHead(input.documentRef);
+      if (!head || (accountId !== undefined && head.accountId !== accountId)) throw notFound('Document');
+      accountId = head.accountId;
+      documentRef = head.documentRef;
+      spaceRef = head.spaceRef;
+    }
+    const createdAt = clock.now();
+    const credentialRef = refs.credentialRef();
+    const token = mintToken(credentialRef);
+    const record: CredentialRecord = {
+      v: 1,
+      credentialRef,
+      accountId: accountId ?? 'owner',
+      label: input.label,
+      scopes: [...new Set(input.scopes)] as Scope[],
+      documentRef,
+      spaceRef,
+      requestBudget: input.requestBudget ?? CredentialLimits.budgetDefault,
+      createdAt,
+      expiresAt: createdAt + (input.expiresInDays ?? CredentialLimits.expiresInDaysDefault) * DAY_MS,
+      tokenSha256: sha256(token),
+    };
+    const put: BatchOp = { kind: 'record.put', collection: CREDENTIAL_COLLECTION, key: credentialRef, value: record, expectedRevision: null };
+    await storage.commit(recordOp ? [put, recordOp(record)] : [put]);
+    const credential = hydrate(record);
+    watch(credentialRef);
+    cache.set(credentialRef, credential);
+    await ledger.load(credential);
+    return { token, credential };
+  }
+
   return {
-    async create(input) {
+    create: (input) => createWith(input, null),
+
+    async createOnce(input, idempotencyKey) {
+      const scope = writeScope('credential.create', OPERATOR_KEY_OWNER, requireIdempotencyKey(idempotencyKey));
       const errors = checkInput(input);
       if (errors.length) throw invalid('The credential request is invalid.', errors);
-      let accountId = input.accountId;
-      let documentRef: string | null = null;
-      let spaceRef: string | null = null;
-      if (input.documentRef) {
-        const head = await storage.getDocumentHead(input.documentRef);
-        if (!head || (accountId !== undefined && head.accountId !== accountId)) throw notFound('Document');
-        accountId = head.accountId;
-        documentRef = head.documentRef;
-        spaceRef = head.spaceRef;
-      }
-      const createdAt = clock.now();
-      const credentialRef = refs.credentialRef();
-      const token = mintToken(credentialRef);
-      const record: CredentialRecord = {
-        v: 1,
-        credentialRef,
-        accountId: accountId ?? 'owner',
-        label: input.label,
-        scopes: [...new Set(input.scopes)] as Scope[],
-        documentRef,
-        spaceRef,
-        requestBudget: input.requestBudget ?? CredentialLimits.budgetDefault,
-        createdAt,
-        expiresAt: createdAt + (input.expiresInDays ?? CredentialLimits.expiresInDaysDefault) * DAY_MS,
-        tokenSha256: sha256(token),
-      };
-      await storage.commit([{ kind: 'record.put', collection: CREDENTIAL_COLLECTION, key: credentialRef, value: record, expectedRevision: null }]);
-      const credential = hydrate(record);
-      watch(credentialRef);
-      cache.set(credentialRef, credential);
-      await ledger.load(credential);
-      return { token, credential };
+      const fingerprint = sha256(canonicalJson({ ...input, scopes: [...input.scopes] }));
+      const receiptRef = newReceiptRef(deps.ids);
+      return idem.run(
+        scope,
+        fingerprint,
+        async (): Promise<KeyedCredential> => {
+          const created = await createWith(input, (record) => idem.recordOp(scope, { fingerprint, receiptRef, createdAt: record.createdAt, result: { credentialRef: record.credentialRef } }));
+          return { ...created, receipt: createdReceipt(receiptRef) };
+        },
+        async (record: IdempotencyRecord<{ credentialRef: string }>): Promise<KeyedCredential> => {
+          const credential = await load(record.result.credentialRef);
+          if (!credential) throw new Error(`an idempotency record names the missing credential ${record.result.credentialRef}`);
+          return { token: null, credential, receipt: replayedReceipt(record) };
+        },
+      );
     },
 
     async authenticate(token) {

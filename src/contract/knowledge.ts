@@ -9,7 +9,7 @@ import { DecisionRequestSchema, PromotionRequestSchema, PublicationRequestSchema
 import { ProposalRequestSchema } from '../knowledge/proposal-schema.ts';
 import { SearchRequestSchema } from '../knowledge/public-schemas.ts';
 import { operation } from './define.ts';
-import { ArtifactKindPath, IdempotencyKeyHeader, IfNoneMatchHeader, pathId } from './params.ts';
+import { ArtifactKindPath, IdempotencyKeyHeader, IfNoneMatchHeader, OptionalIdempotencyKeyHeader, pathId } from './params.ts';
 import { OpaqueEnvelopeSchema, ProposalSubmissionEnvelopeSchema, PublicArtifactEnvelopeSchema, ReviewEnvelopeSchema, SearchPageEnvelopeSchema } from './response-schemas.ts';
 
 /** The artifact id of a public locator (its prefix must match the kind). */
@@ -148,8 +148,17 @@ export const decideReview = operation({
   path: '/operator/v1/reviews/{reviewRef}/decisions',
   summary: 'Decide a proposal (operator, for the named person)',
   description: 'Accepting writes the graph records and moves the graph revision; it never publishes. A refused transition is 409.',
-  input: { path: { reviewRef: pathId(Patterns.reviewRef, 'A reviewRef.') }, body: { schema: DecisionRequestSchema, component: 'DecisionRequest' } },
-  responses: { 200: { description: 'The proposal after the decision.', json: OpaqueEnvelopeSchema }, 400: { description: 'INVALID_REQUEST.' }, 404: { description: 'NOT_FOUND.' }, 409: { description: 'CONFLICT: the state does not allow this decision.' } },
+  input: {
+    path: { reviewRef: pathId(Patterns.reviewRef, 'A reviewRef.') },
+    headers: { idempotencyKey: OptionalIdempotencyKeyHeader },
+    body: { schema: DecisionRequestSchema, component: 'DecisionRequest' },
+  },
+  responses: {
+    200: { description: 'The proposal after the decision (or, for an exact repeat under its Idempotency-Key, as it is now, receipt.idempotency replayed).', json: OpaqueEnvelopeSchema },
+    400: { description: 'INVALID_REQUEST.' },
+    404: { description: 'NOT_FOUND.' },
+    409: { description: 'CONFLICT: the state does not allow this decision; IDEMPOTENCY_CONFLICT: the key is bound to another request.' },
+  },
 });
 
 /** POST /operator/v1/spaces/{spaceRef}/publication: the owner's enablement. */

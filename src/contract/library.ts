@@ -20,7 +20,7 @@ export const libraryCommand = operation({
   tag: 'library',
   summary: 'Run a library command',
   description:
-    'Saves links (captured in the background), reads items and their capture state, takes a failed capture again (recapture), returns reader pages, keeps highlights, notes and reading state, and prepares and finishes file uploads. The body is a command discriminated by type; writes carry idempotencyKey (16-128 characters) in the body: a retry returns the same item. library:write, or library:read for list, get and reader-page.',
+    'Saves links (captured in the background), reads items and their capture state, takes a failed capture again (recapture), returns reader pages, keeps highlights, notes and reading state, and prepares and finishes file uploads. The body is a command discriminated by type; writes carry idempotencyKey (16-256 characters, no control characters) in the body (optional for set-reading-state, which expectedRevision guards): a retry returns the same item. A document-bound credential gets 403 for every command. library:write, or library:read for list, get and reader-page.',
   auth: 'bearer',
   anyScopes: ['library:read', 'library:write'],
   charge: 'before',

@@ -5,6 +5,7 @@
  */
 import { ActivationRequestSchema, CredentialRequestSchema } from '../auth/credential-schema.ts';
 import { operation } from './define.ts';
+import { OptionalIdempotencyKeyHeader } from './params.ts';
 import { OpaqueEnvelopeSchema } from './response-schemas.ts';
 
 /** POST /operator/v1/credentials: 201 with the token, shown this once. */
@@ -18,10 +19,11 @@ export const createCredential = operation({
   description: 'Creates a bearer token for an account, shown this once.',
   auth: 'operator',
   charge: 'never',
-  input: { body: { schema: CredentialRequestSchema, component: 'CredentialRequest' } },
+  input: { headers: { idempotencyKey: OptionalIdempotencyKeyHeader }, body: { schema: CredentialRequestSchema, component: 'CredentialRequest' } },
   responses: {
-    201: { description: 'The new credential and its token.', json: OpaqueEnvelopeSchema },
+    201: { description: 'The new credential and its token (an exact repeat under its Idempotency-Key: the same credential, receipt.idempotency replayed, token null: it is shown once).', json: OpaqueEnvelopeSchema },
     400: { description: 'INVALID_REQUEST: bad body.' },
+    409: { description: 'IDEMPOTENCY_CONFLICT: the key is bound to another request.' },
     404: { description: 'NOT_FOUND: the documentRef names no document of the account.' },
   },
 });

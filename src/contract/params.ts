@@ -22,6 +22,14 @@ export const IdempotencyKeyHeader = {
     'Every write needs one (missing: 400 IDEMPOTENCY_REQUIRED). An exact retry reuses key, body and revision; a new intent needs a new key (same key, other request: 409 IDEMPOTENCY_CONFLICT).',
 } as const satisfies HeaderDef;
 
+/** `Idempotency-Key` of operator writes (review decisions, credential creation): optional; with one, a repeat replays. */
+export const OptionalIdempotencyKeyHeader = {
+  ...IdempotencyKeyHeader,
+  required: false,
+  description:
+    'Optional. With a key, an exact repeat (same key and body) replays the first answer (receipt.idempotency replayed) instead of applying again; the same key with another request is 409 IDEMPOTENCY_CONFLICT.',
+} as const satisfies HeaderDef;
+
 /** `Service-If-Revision`: the revision precondition of semantic writes (its grammar is the resource's). */
 export const IfRevisionHeader = {
   name: 'Service-If-Revision',

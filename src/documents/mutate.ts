@@ -25,15 +25,15 @@ const REVISION = /^[a-f0-9]{48}\.[1-9]\d{0,15}$/;
 /** Transaction origins, one per mutation kind (the origin names the operation). */
 const ORIGINS: Record<string, string> = { create: 'mutation:create', edit: 'mutation:edit', move: 'mutation:move', delete: 'mutation:delete' };
 
-/** The Service-If-Revision precondition: PRECONDITION_REQUIRED when absent, INVALID_REQUEST when not one we issue. */
+/** The `ifRevision` precondition: PRECONDITION_REQUIRED when absent, INVALID_REQUEST when not one we issue. */
 export function requireIfRevision(ifRevision: string | undefined): string {
   if (ifRevision === undefined || ifRevision === '') {
-    throw new ServiceError('PRECONDITION_REQUIRED', 'This write needs a Service-If-Revision header: read the document and send back its Service-Revision.', {
+    throw new ServiceError('PRECONDITION_REQUIRED', 'This write needs ifRevision: read the document and send back the revision it answered.', {
       requiredAction: 'refresh-resource',
     });
   }
   if (!REVISION.test(ifRevision)) {
-    throw invalid('Service-If-Revision is not a revision this server issued; send the Service-Revision of your last read unchanged.', [
+    throw invalid('ifRevision is not a revision this server issued; send the revision of your last read unchanged.', [
       { field: 'ifRevision', message: 'is not a valid revision' },
     ]);
   }

@@ -1,12 +1,11 @@
 /**
  * The documents service: create, read, mutate and list documents over the storage port. This file
- * wires the parts and runs the idempotency protocol around each write.
+ * wires the parts and runs each write through the one write protocol (src/idempotency).
  * @module
  */
 import type { Actor, EngineDeps } from '../deps.ts';
-import { ServiceError, isServiceError } from '../errors.ts';
-import { IdempotencyStore, requireIdempotencyKey, scopedKey, type IdempotencyRecord } from '../idempotency/idempotency.ts';
-import { isStorageConflict } from '../ports.ts';
+import { ServiceError } from '../errors.ts';
+import { IdempotencyStore, replayedReceipt, requireIdempotencyKey, writeScope, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { parseOrThrow } from '../validation.ts';
 import { visibleHead } from './access.ts';
 import { DocumentCache, type Loaded } from './cache.ts';
@@ -85,40 +84,16 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
   const committedView = (actor: Actor, documentRef: string): Promise<DocumentView> =>
     committed(actor, documentRef, (loaded) => viewOf(loaded, deps));
 
-  /**
-   * Run a write's one application; when its commit lost a race in the store (another process
-   * committed the same key, or the same document version, first), look the key up again: a record of
-   * this very request is replayed, one of another request is IDEMPOTENCY_CONFLICT, and without a
-   * record the write fails as it did.
-   */
-  async function applyOnce<R, T>(scope: string, fingerprint: string, apply: () => Promise<T>, replay: (record: IdempotencyRecord<R>) => Promise<T>): Promise<T> {
-    try {
-      return await apply();
-    } catch (error) {
-      const lostRace = isStorageConflict(error) || (isServiceError(error) && isStorageConflict(error.cause));
-      if (!lostRace) throw error;
-      const record = await idem.find<R>(scope, fingerprint);
-      if (record) return replay(record);
-      if (isServiceError(error)) throw error;
-      // A raw conflict of the store (e.g. a concurrent create took the same key or ref): retryable, never a 500.
-      throw new ServiceError('CONFLICT', 'A concurrent write changed what this request builds on; read the current state and retry.', {
-        retryable: true,
-        requiredAction: 'refresh-resource',
-        cause: error,
-      });
-    }
-  }
-
   const replayCreate = async (actor: Actor, record: IdempotencyRecord<CreateResult>): Promise<CreateOutcome> => {
     const document = await committedView({ ...actor, documentRef: null }, record.result.documentRef);
-    return { document, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
+    return { document, idempotency: replayedReceipt(record) };
   };
 
   const replayMutation = async (actor: Actor, documentRef: string, record: IdempotencyRecord<StoredReceipt>): Promise<MutationOutcome> => {
     const document = await committedView(actor, documentRef);
     const stored = record.result;
     const receipt = { ...stored, contentSha256: await versions.hashOf(documentRef, stored.resultingVersion, stored.contentSha256) };
-    return { document, receipt, idempotency: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
+    return { document, receipt, idempotency: replayedReceipt(record) };
   };
 
   return {
@@ -128,17 +103,12 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       }
       const key = requireIdempotencyKey(input.idempotencyKey);
       const body = parseOrThrow(DocumentCreateRequestSchema, input.body);
-      const scope = scopedKey(actor.accountId, key);
+      const scope = writeScope('document.create', actor.accountId, key);
       const initial = input.editorBlocks === undefined ? [] : importEditorBlocks(input.editorBlocks, deps.refs.blockId);
       const editor = input.editorBlocks === undefined ? '' : `\n${JSON.stringify(input.editorBlocks)}`;
       const fingerprint = deps.sha256(`create\n${JSON.stringify(body)}${editor}`);
-      for (;;) {
-        const record = await idem.lookup<CreateResult>(scope, fingerprint);
-        if (record) return replayCreate(actor, record);
-        if (!idem.busy(scope)) break; // else another request claimed the key while we looked
-      }
       const job = { accountId: actor.accountId, title: body.title, scope, fingerprint, initial };
-      return idem.track(scope, applyOnce(scope, fingerprint, () => createDocument(ctx, job), (r: IdempotencyRecord<CreateResult>) => replayCreate(actor, r)));
+      return idem.run(scope, fingerprint, () => createDocument(ctx, job), (r: IdempotencyRecord<CreateResult>) => replayCreate(actor, r));
     },
 
     async head(actor, documentRef) {
@@ -158,16 +128,12 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const body = validateMutation(input.body);
       // Boundary first: a key must not reveal anything about documents outside it.
       const head = await visibleHead(deps.storage, actor, documentRef);
-      const scope = scopedKey(actor.accountId, key);
+      const scope = writeScope('document.mutate', actor.accountId, key);
       const fingerprint = deps.sha256(`mutation\n${documentRef}\n${ifRevision}\n${requestJson(body)}`);
-      for (;;) {
-        const record = await idem.lookup<StoredReceipt>(scope, fingerprint);
-        if (record) return replayMutation(actor, documentRef, record);
-        if (!idem.busy(scope)) break; // else another request claimed the key while we looked
-      }
       const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint };
       const apply = () => locks.run(documentRef, () => applyMutation(ctx, job));
-      return idem.track(scope, applyOnce(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r)));
+      // Optimistic: the append is a compare-and-set, so a racing duplicate loses it and replays (see IdempotencyStore).
+      return idem.run(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r), 'optimistic');
     },
 
     list: (actor, query) => listDocuments(deps.storage, deps.baseUrl, (h) => versions.hashOf(h.documentRef, h.version, h.contentSha256 || null), actor, query),

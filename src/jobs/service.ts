@@ -9,7 +9,7 @@ import { isoTimestamp } from '../clock.ts';
 import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError, invalid } from '../errors.ts';
 import { decodeCursor, encodeCursor, invalidCursor, pageLimit } from '../cursor.ts';
-import { IdempotencyStore, requireIdempotencyKey, scopedKey } from '../idempotency/idempotency.ts';
+import { IdempotencyStore, createdReceipt, newReceiptRef, replayedReceipt, requireIdempotencyKey, writeScope, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { createEventHub } from './event-hub.ts';
 import { eventPage, followEvents, parseEventCursor, parseEventLimit } from './events.ts';
 import { exportReport, type ReportFormat, REPORT_FORMATS } from './report.ts';
@@ -25,9 +25,9 @@ export type { JobRead, JobWriteResult, JobsService, JobsServiceOptions } from '.
 
 const LIST = 'research-jobs';
 
+/** What a start's or cancellation's idempotency record keeps: the job it made or cancelled. */
 interface StoredResult {
-  job: ResearchJob;
-  revision: string;
+  jobId: string;
 }
 
 /** Build the service over the engine's ports. */
@@ -42,15 +42,11 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
   const recovered = options.recover === false ? Promise.resolve() : supervisor.recover().catch((e: unknown) => onError(e, null));
   const read = (stored: StoredJob): JobRead => ({ job: stored.job, revision: store.revisionOf(stored) });
 
-  async function replayOrRun(scope: string, fingerprint: string, run: () => Promise<JobWriteResult>, beforeRun?: () => void): Promise<JobWriteResult> {
-    for (;;) {
-      const record = await idem.lookup<StoredResult>(scope, fingerprint);
-      if (record) return { ...record.result, receipt: { idempotency: 'replayed', receiptRef: record.receiptRef, v: 1 } };
-      if (!idem.busy(scope)) break; // else another request claimed the key while we looked
-    }
-    beforeRun?.();
-    return idem.track(scope, run());
-  }
+  /** An exact repeat: the first application's receipt with the job as it is now. */
+  const replay = async (actor: Actor, record: IdempotencyRecord<StoredResult>): Promise<JobWriteResult> => ({
+    ...read(await store.visible(actor, record.result.jobId)),
+    receipt: replayedReceipt(record),
+  });
 
   async function create(actor: Actor, spec: ResearchJob['spec'], scope: string, fingerprint: string): Promise<JobWriteResult> {
     const nowMs = deps.clock.now();
@@ -79,10 +75,10 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
     };
     const { ops, stored } = store.createOps(actor, job, nowMs);
     const revision = store.revisionOf(stored);
-    const receiptRef = `rcpt_${deps.ids.hex(32)}`;
-    await deps.storage.commit([...ops, idem.recordOp<StoredResult>(scope, { fingerprint, receiptRef, createdAt: nowMs, result: { job, revision } })]);
+    const receiptRef = newReceiptRef(deps.ids);
+    await deps.storage.commit([...ops, idem.recordOp<StoredResult>(scope, { fingerprint, receiptRef, createdAt: nowMs, result: { jobId: job.jobId } })]);
     supervisor.launch(stored);
-    return { job, revision, receipt: { idempotency: 'created', receiptRef, v: 1 } };
+    return { job, revision, receipt: createdReceipt(receiptRef) };
   }
 
   const service: JobsService = {
@@ -95,20 +91,35 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
       else if (actor.documentRef !== null) {
         throw new ServiceError('FORBIDDEN', 'A document-bound credential cannot start research in a new document; name its bound document in spaceRef.');
       }
-      const scope = scopedKey(actor.accountId, key);
-      const fingerprint = deps.sha256(`research-job.start\n${ownerOf(actor)}\n${canonicalJson(spec)}`);
-      return replayOrRun(scope, fingerprint, () => create(actor, spec, scope, fingerprint), () => {
+      // A job is visible only to the credential that created it, so its keys belong to the credential.
+      const scope = writeScope('research-job.start', ownerOf(actor), key);
+      const fingerprint = deps.sha256(`research-job.start\n${canonicalJson(spec)}`);
+      const refusal = () => {
         if (!runner) {
-          throw new ServiceError(
+          return new ServiceError(
             'FEATURE_RETIRED',
             'Fresh hosted research is retired: this server has no research runner. Use your own agent with the document tools; reports of earlier jobs stay readable.',
             { retryable: false },
           );
         }
         if (runner.remainingRuns?.(actor.accountId) === 0) {
-          throw new ServiceError('RATE_LIMITED', 'The research-run budget of this account is spent; no further research job can start now.');
+          return new ServiceError('RATE_LIMITED', 'The research-run budget of this account is spent; no further research job can start now.');
         }
-      });
+        return null;
+      };
+      const replayStart = (r: IdempotencyRecord<StoredResult>) => replay(actor, r);
+      const refused = refusal();
+      if (refused) {
+        // A start that cannot run writes nothing, not even a claim; an accepted one still replays.
+        const prior = await idem.find<StoredResult>(scope, fingerprint);
+        if (prior) return replayStart(prior);
+        throw refused;
+      }
+      const apply = () => {
+        const late = refusal(); // the budget may have run out while this start waited for its key
+        return late ? Promise.reject(late) : create(actor, spec, scope, fingerprint);
+      };
+      return idem.run(scope, fingerprint, apply, replayStart);
     },
 
     async list(actor, input = {}) {
@@ -173,11 +184,11 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
       }
       const ifRevision = input.ifRevision;
       await store.visible(actor, jobId);
-      const scope = scopedKey(actor.accountId, key);
-      const fingerprint = deps.sha256(`research-job.cancel\n${ownerOf(actor)}\n${jobId}\n${ifRevision}`);
-      return replayOrRun(scope, fingerprint, async () => {
+      const scope = writeScope('research-job.cancel', ownerOf(actor), key);
+      const fingerprint = deps.sha256(`research-job.cancel\n${jobId}\n${ifRevision}`);
+      const apply = async (): Promise<JobWriteResult> => {
         const nowMs = deps.clock.now();
-        const receiptRef = `rcpt_${deps.ids.hex(32)}`;
+        const receiptRef = newReceiptRef(deps.ids);
         const next = await store.update(
           jobId,
           (current) => {
@@ -196,11 +207,12 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
               progress: { ...job.progress, summary: 'Cancelled on request.' },
             }));
           },
-          (next) => [idem.recordOp<StoredResult>(scope, { fingerprint, receiptRef, createdAt: nowMs, result: read(next) })],
+          () => [idem.recordOp<StoredResult>(scope, { fingerprint, receiptRef, createdAt: nowMs, result: { jobId } })],
         );
         supervisor.abort(jobId, 'cancelled');
-        return { ...read(next), receipt: { idempotency: 'created', receiptRef, v: 1 } };
-      });
+        return { ...read(next), receipt: createdReceipt(receiptRef) };
+      };
+      return idem.run(scope, fingerprint, apply, (r: IdempotencyRecord<StoredResult>) => replay(actor, r));
     },
 
     async report(actor, jobId, format) {

@@ -69,7 +69,7 @@ for (const [adapter, makeStorage] of ADAPTERS) {
     await engine.close();
   });
 
-  test('idempotency: the same key and body replay the original 202 result; another body is IDEMPOTENCY_CONFLICT', async () => {
+  test('idempotency: the same key and body replay the original receipt with the job as it is now; another body is IDEMPOTENCY_CONFLICT; keys belong to the credential', async () => {
     const runner = new ScriptedRunner([]);
     const engine = await jobsEngine({ runner });
     const actor = actorOf();
@@ -79,12 +79,18 @@ for (const [adapter, makeStorage] of ADAPTERS) {
     const again = await engine.jobs.start(actor, { idempotencyKey: key, body: specBody() });
     assert.is(again.receipt.idempotency, 'replayed');
     assert.is(again.receipt.receiptRef, first.receipt.receiptRef);
-    assert.equal(again.job, first.job);
-    assert.is(again.revision, first.revision);
+    assert.is(again.job.jobId, first.job.jobId);
+    const now = await engine.jobs.read(actor, first.job.jobId);
+    assert.is.not(now.job.state, 'queued', 'the job moved on since it was accepted');
+    assert.equal(again.job, now.job, 'a replay answers the job as it is now');
+    assert.is(again.revision, now.revision, 'with its current revision');
     assert.is((await errorOf(engine.jobs.start(actor, { idempotencyKey: key, body: specBody({ profile: 'deep' }) }))).code, 'IDEMPOTENCY_CONFLICT');
-    assert.is((await errorOf(engine.jobs.start(actorOf(2), { idempotencyKey: key, body: specBody() }))).code, 'IDEMPOTENCY_CONFLICT', 'another credential of the account cannot replay it');
+    const other = await engine.jobs.start(actorOf(2), { idempotencyKey: key, body: specBody() });
+    assert.is(other.receipt.idempotency, 'created', 'another credential of the account has keys of its own');
+    assert.is.not(other.job.jobId, first.job.jobId);
+    await engine.jobs.idle();
     assert.is((await engine.jobs.list(actor)).items.length, 1);
-    assert.equal(runner.started, [first.job.jobId]);
+    assert.equal(runner.started, [first.job.jobId, other.job.jobId]);
     await engine.close();
   });
 

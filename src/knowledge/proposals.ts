@@ -9,13 +9,14 @@
 import type { Actor, EngineDeps } from '../deps.ts';
 import { invalid, notFound, ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
+import { IdempotencyStore, OPERATOR_KEY_OWNER, createdReceipt, requireIdempotencyKey, newReceiptRef, replayedReceipt, writeScope, type IdempotencyRecord, type WriteReceipt } from '../idempotency/idempotency.ts';
 import { isStorageConflict, type BatchOp } from '../ports.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { acceptedRecords, genesisRevision, nextRevision } from './graph.ts';
 import { findConflicts, lookupOps } from './lookup.ts';
 import { parseProposalRequest } from './proposal-request.ts';
 import type { ProposalSubmissionResult } from './proposal-schema.ts';
-import { Collections, ordinalKey, type ProposalRecord, type SpaceRecord, type SubmissionRecord } from './records.ts';
+import { Collections, ordinalKey, type ProposalRecord, type SpaceRecord } from './records.ts';
 import type { SpaceDirectory } from './spaces.ts';
 import { transitionProposal, type ProposalDecision } from './states.ts';
 
@@ -32,6 +33,12 @@ export interface DecisionInput {
   /** The deciding person, 1-80 characters. */
   person: string;
   note?: string | null | undefined;
+}
+
+/** A decision made under an idempotency key: the proposal as it is now and the decision's receipt. */
+export interface DecisionOutcome {
+  proposal: ProposalRecord;
+  receipt: WriteReceipt;
 }
 
 /** Check a deciding person's name. */
@@ -61,20 +68,13 @@ export function submissionResult(p: ProposalRecord, baseUrl: string): ProposalSu
 }
 
 /** Build submission and decision over the engine's storage. */
-export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAccepted: (spaceRef: string) => void) {
+export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAccepted: (spaceRef: string) => void, idem: IdempotencyStore) {
   const { storage, clock, refs, sha256 } = deps;
 
-  async function replayOrConflict(key: string, fingerprint: string): Promise<ProposalSubmissionResult | null> {
-    const prior = await storage.getRecord<SubmissionRecord>(Collections.submissions, key);
-    if (!prior) return null;
-    if (prior.value.fingerprint !== fingerprint) {
-      throw new ServiceError('IDEMPOTENCY_CONFLICT', 'This idempotency key was used for a different proposal of this job; use a new key for a new proposal.', {
-        requiredAction: 'choose-new-idempotency-key',
-      });
-    }
-    const p = await storage.getRecord<ProposalRecord>(Collections.proposals, prior.value.proposalRef);
-    if (!p) throw new Error(`submission ${key} names a missing proposal`);
-    return submissionResult(p.value, deps.baseUrl);
+  async function currentProposal(proposalRef: string): Promise<ProposalRecord> {
+    const p = await storage.getRecord<ProposalRecord>(Collections.proposals, proposalRef);
+    if (!p) throw new Error(`an idempotency record names the missing proposal ${proposalRef}`);
+    return p.value;
   }
 
   async function submit(run: SubmissionRun, input: unknown, options: { idempotencyKey: string }): Promise<ProposalSubmissionResult> {
@@ -86,11 +86,10 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
     if (request.spaceRef !== undefined && request.spaceRef !== run.spaceRef) throw notFound('The space');
     const owner = await spaces.visible(run.actor, run.spaceRef);
     if (!owner) throw notFound('The space');
-    const key = `${run.jobId}/${options.idempotencyKey}`;
-    const fingerprint = sha256(canonicalJson({ spaceRef: run.spaceRef, request }));
-    return spaces.serialize(run.spaceRef, async () => {
-      const replay = await replayOrConflict(key, fingerprint);
-      if (replay) return replay;
+    const scope = writeScope('proposal.submit', run.actor.accountId, options.idempotencyKey);
+    const fingerprint = sha256(canonicalJson({ jobId: run.jobId, spaceRef: run.spaceRef, request }));
+    const replay = async (record: IdempotencyRecord<{ proposalRef: string }>) => submissionResult(await currentProposal(record.result.proposalRef), deps.baseUrl);
+    return idem.run(scope, fingerprint, () => spaces.serialize(run.spaceRef, async () => {
       const now = clock.now();
       const conflicts = await findConflicts(deps, run.spaceRef, request);
       const proposal: ProposalRecord = {
@@ -113,7 +112,7 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
       const ops: BatchOp[] = [
         { kind: 'record.put', collection: Collections.proposals, key: proposal.proposalRef, value: proposal, expectedRevision: null },
         { kind: 'record.put', collection: Collections.reviews, key: proposal.reviewRef, value: { proposalRef: proposal.proposalRef }, expectedRevision: null },
-        { kind: 'record.put', collection: Collections.submissions, key, value: { proposalRef: proposal.proposalRef, fingerprint } satisfies SubmissionRecord, expectedRevision: null },
+        idem.recordOp(scope, { fingerprint, receiptRef: newReceiptRef(deps.ids), createdAt: now, result: { proposalRef: proposal.proposalRef } }),
       ];
       if (!(await storage.getRecord(Collections.spaces, run.spaceRef))) {
         const space: SpaceRecord = {
@@ -127,15 +126,37 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
         await storage.commit(ops);
       } catch (e) {
         if (!isStorageConflict(e)) throw e;
-        const replay = await replayOrConflict(key, fingerprint); // another process took the key first
-        if (replay) return replay;
         throw new ServiceError('CONFLICT', 'The space changed while the proposal was stored; nothing was written. Retry with the same key.', { cause: e, retryable: true });
       }
       return submissionResult(proposal, deps.baseUrl);
-    });
+    }), replay);
   }
 
-  async function decide(reviewRef: string, input: DecisionInput): Promise<ProposalRecord> {
+  /** A decision without a key: applied as it comes (a repeat is refused by the state machine). */
+  function decide(reviewRef: string, input: DecisionInput): Promise<ProposalRecord> {
+    return applyDecision(reviewRef, input, null);
+  }
+
+  /**
+   * A decision under an idempotency key (the operator's `Idempotency-Key`): an exact repeat replays
+   * the applied decision with the proposal as it is now instead of answering 409.
+   */
+  async function decideOnce(reviewRef: string, input: DecisionInput, idempotencyKey: string): Promise<DecisionOutcome> {
+    const scope = writeScope('review.decide', OPERATOR_KEY_OWNER, requireIdempotencyKey(idempotencyKey));
+    const fingerprint = sha256(canonicalJson({ reviewRef, decision: input.decision, person: input.person, note: input.note ?? null }));
+    const receiptRef = newReceiptRef(deps.ids);
+    return idem.run(
+      scope,
+      fingerprint,
+      async () => {
+        const proposal = await applyDecision(reviewRef, input, (p, now) => idem.recordOp(scope, { fingerprint, receiptRef, createdAt: now, result: { proposalRef: p.proposalRef } }));
+        return { proposal, receipt: createdReceipt(receiptRef) };
+      },
+      async (record: IdempotencyRecord<{ proposalRef: string }>) => ({ proposal: await currentProposal(record.result.proposalRef), receipt: replayedReceipt(record) }),
+    );
+  }
+
+  async function applyDecision(reviewRef: string, input: DecisionInput, recordOp: ((p: ProposalRecord, now: number) => BatchOp) | null): Promise<ProposalRecord> {
     const person = checkPerson(input.person);
     const note = input.note ?? null;
     if (note !== null && (typeof note !== 'string' || note.length > 1024)) throw invalid('The note must be at most 1024 characters.', [{ field: 'note', message: 'must be at most 1024 characters' }]);
@@ -173,6 +194,7 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
         ops.push(...(await lookupOps(deps, p.spaceRef, graph.records)));
       }
       ops.push({ kind: 'record.put', collection: Collections.proposals, key: p.proposalRef, value: next, expectedRevision: stored.revision });
+      if (recordOp) ops.push(recordOp(p, now));
       try {
         await storage.commit(ops);
       } catch (e) {
@@ -184,5 +206,5 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
     });
   }
 
-  return { submit, decide };
+  return { submit, decide, decideOnce };
 }

@@ -16,7 +16,7 @@ export const Collections = {
   proposals: 'kproposals',
   /** Review → proposal, keyed by reviewRef (immutable). */
   reviews: 'kreviews',
-  /** Submission idempotency, keyed by `<jobId>/<idempotencyKey>`. */
+  /** Submission idempotency of older versions (now the write protocol's records, src/idempotency); no longer written. */
   submissions: 'ksubmissions',
   /** Graph records, keyed by `<spaceRef>/<recordId>`; listed per space, newest first. */
   graph: 'kgraph',
@@ -84,12 +84,6 @@ export interface ProposalRecord {
   history: ProposalStep[];
   /** After acceptance: the graph revision it produced and the artifact ids minted for its keys. */
   accepted: { graphRevision: string; entityIds: Record<string, string>; inquiryIds: Record<string, string> } | null;
-}
-
-/** The idempotency record of one submission. */
-export interface SubmissionRecord {
-  proposalRef: string;
-  fingerprint: string;
 }
 
 /** Graph record kinds as this service names them on the wire (the contract's 18, kebab-case). */

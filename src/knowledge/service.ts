@@ -12,7 +12,8 @@ import { notFound, ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { parseOrThrow } from '../validation.ts';
 import type { ProposalSubmissionResult } from './proposal-schema.ts';
-import { createProposals, type DecisionInput, type SubmissionRun } from './proposals.ts';
+import { createProposals, type DecisionInput, type DecisionOutcome, type SubmissionRun } from './proposals.ts';
+import { IdempotencyStore } from '../idempotency/idempotency.ts';
 import { SearchRequestSchema, type PublicArtifactRef, type ReviewView, type SearchPage } from './public-schemas.ts';
 import { Collections, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from './records.ts';
 import { createReleases, type ArtifactRef, type ReleaseInput } from './releases.ts';
@@ -32,6 +33,12 @@ export interface PublicArtifactRead {
 export interface KnowledgeOperator {
   /** A person's decision about the proposal under review `reviewRef` (open-review, accept, reject, withdraw). */
   decide(reviewRef: string, input: DecisionInput): Promise<ProposalRecord>;
+  /**
+   * {@link KnowledgeOperator.decide} under an idempotency key: an exact repeat (same key, review and
+   * body) replays the applied decision with the proposal as it is now; the same key with anything
+   * else is IDEMPOTENCY_CONFLICT.
+   */
+  decideOnce(reviewRef: string, input: DecisionInput, idempotencyKey: string): Promise<DecisionOutcome>;
   /** The space owner's publication enablement. */
   setPublication(spaceRef: string, input: { enabled: boolean; person: string }): Promise<SpaceRecord>;
   /** Bind a projection at an exact revision (needs the owner's enablement); private until promoted. */
@@ -91,12 +98,13 @@ function decodeCursor(cursor: string, tag: string): number {
 }
 
 /** Build the knowledge service over the engine's dependencies. */
-export function createKnowledgeService(deps: EngineDeps): KnowledgeService {
+export function createKnowledgeService(deps: EngineDeps, options: { idempotency?: IdempotencyStore | undefined } = {}): KnowledgeService {
   const { storage, sha256 } = deps;
   const spaces = createSpaceDirectory(deps);
   const index = createSearchIndex(deps);
   const keepCurrent = (name: string) => void index.refresh(name).catch((e: unknown) => deps.reportError(e, 'search-index'));
-  const proposals = createProposals(deps, spaces, keepCurrent);
+  const idem = options.idempotency ?? new IdempotencyStore(storage, deps.clock, { onError: deps.reportError });
+  const proposals = createProposals(deps, spaces, keepCurrent, idem);
   const releases = createReleases(deps, spaces, () => keepCurrent('public'));
 
   async function proposalOfReview(reviewRef: string): Promise<ProposalRecord | null> {
@@ -108,6 +116,7 @@ export function createKnowledgeService(deps: EngineDeps): KnowledgeService {
 
   const operator: KnowledgeOperator = {
     decide: proposals.decide,
+    decideOnce: proposals.decideOnce,
     setPublication: releases.setPublication,
     release: releases.release,
     promote: releases.promote,

@@ -1,14 +1,16 @@
 /**
  * What the library's command handlers share, and the idempotent-write helper they all use.
- * @remarks The idempotency key travels in the command body. It is scoped to the account; the
- * fingerprint is the SHA-256 of the parsed command without its key, so the same key with the same
- * command replays (the same item, never a duplicate) and with another command is IDEMPOTENCY_CONFLICT.
- * The write and its idempotency record commit in one batch.
+ * @remarks The idempotency key travels in the command body. It is scoped to the account and the
+ * command type; the fingerprint is the SHA-256 of the parsed command without its key, so the same
+ * key with the same command replays (the same item, never a duplicate) and with another command is
+ * IDEMPOTENCY_CONFLICT. The write and its idempotency record commit in one batch (the one write
+ * protocol, src/idempotency).
  * @module
  */
 import type { Actor, EngineDeps } from '../deps.ts';
-import { IdempotencyStore, scopedKey } from '../idempotency/idempotency.ts';
-import { isStorageConflict, type BatchOp } from '../ports.ts';
+import { canonicalJson } from '../canonical-json.ts';
+import { IdempotencyStore, createdReceipt, newReceiptRef, replayedReceipt, writeScope, type IdempotencyRecord, type WriteReceipt } from '../idempotency/idempotency.ts';
+import type { BatchOp } from '../ports.ts';
 import type { CaptureEnv } from './capture-runner.ts';
 import type { CaptureQueue } from './capture-queue.ts';
 import { Collections, accountKey, type ItemRecord } from './records.ts';
@@ -28,8 +30,6 @@ export interface UploadSettings {
   maxOpenUploadBytes: number;
   /** How long a prepared upload stays open. */
   ttlMs: number;
-  /** The path template the edge serves PUTs on; `{uploadId}` is replaced. */
-  pathTemplate: string;
 }
 
 /** Shared state of one library service. */
@@ -54,41 +54,47 @@ export interface Application<R> {
   after?: () => void;
 }
 
+/** A library write's answer: the value, whether this call stored it, and its receipt (keyed writes). */
+export interface Written<A> {
+  answer: A;
+  created: boolean;
+  receipt: WriteReceipt | null;
+}
+
 /**
- * Apply a keyed write once. `apply` builds the batch; `replay` turns a remembered result into the
- * answer (for the first application too, so both answer alike).
- * @returns the answer and whether this call created it.
+ * Apply a library write through the write protocol. `apply` builds the batch; `replay` turns a
+ * remembered result into the answer (for the first application too, so both answer alike). Without
+ * a key (only set-reading-state, guarded by its revision) the write is applied as it comes.
  */
 export async function idempotent<R, A>(
   ctx: LibraryContext,
   actor: Actor,
-  command: { idempotencyKey: string },
+  command: { type: string; idempotencyKey?: string | undefined },
   apply: () => Promise<Application<R>>,
   replay: (result: R) => Promise<A>,
-): Promise<{ answer: A; created: boolean }> {
-  const scope = `library\u0000${scopedKey(actor.accountId, command.idempotencyKey)}`;
-  const { idempotencyKey: _key, ...rest } = command;
-  const fingerprint = ctx.deps.sha256(JSON.stringify(rest));
-  const prior = await ctx.idem.lookup<R>(scope, fingerprint);
-  if (prior) return { answer: await replay(prior.result), created: false };
-  const application = (async () => {
+): Promise<Written<A>> {
+  const key = command.idempotencyKey;
+  if (key === undefined) {
     const app = await apply();
-    const record = { fingerprint, receiptRef: `lrcpt_${ctx.deps.ids.hex(32)}`, createdAt: ctx.deps.clock.now(), result: app.result };
-    await ctx.deps.storage.commit([...app.ops, ctx.idem.recordOp(scope, record)]);
+    await ctx.deps.storage.commit(app.ops);
     app.after?.();
-    return app.result;
-  })();
-  try {
-    const result = await ctx.idem.track(scope, application);
-    return { answer: await replay(result), created: true };
-  } catch (e) {
-    // A concurrent first application of the same key won the race: answer as its replay.
-    if (isStorageConflict(e)) {
-      const winner = await ctx.idem.find<R>(scope, fingerprint);
-      if (winner) return { answer: await replay(winner.result), created: false };
-    }
-    throw e;
+    return { answer: await replay(app.result), created: true, receipt: null };
   }
+  const scope = writeScope(`library.${command.type}`, actor.accountId, key);
+  const { idempotencyKey: _key, ...rest } = command;
+  const fingerprint = ctx.deps.sha256(canonicalJson(rest));
+  return ctx.idem.run<R, Written<A>>(
+    scope,
+    fingerprint,
+    async () => {
+      const app = await apply();
+      const receiptRef = newReceiptRef(ctx.deps.ids);
+      await ctx.deps.storage.commit([...app.ops, ctx.idem.recordOp(scope, { fingerprint, receiptRef, createdAt: ctx.deps.clock.now(), result: app.result })]);
+      app.after?.();
+      return { answer: await replay(app.result), created: true, receipt: createdReceipt(receiptRef) };
+    },
+    async (record: IdempotencyRecord<R>) => ({ answer: await replay(record.result), created: false, receipt: replayedReceipt(record) }),
+  );
 }
 
 /** Load an item of the actor's account, or NOT_FOUND. */

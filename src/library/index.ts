@@ -9,6 +9,6 @@ export { checkAddress, isIpLiteral, type AddressVerdict } from './address-policy
 export { selectPassage } from './selection.ts';
 export { CaptureState, type CaptureReason, type LibraryItem } from './records.ts';
 export type { ReaderBlock, ReaderPage } from './reader-page.ts';
-export type { PreparedUpload, ReceivedUpload } from './uploads.ts';
+export type { PendingUpload, PreparedUpload, ReceivedUpload } from './uploads.ts';
 export { memoryUploadSpool, type UploadSpool } from './upload-spool.ts';
 export type { SweepReport } from './upload-upkeep.ts';

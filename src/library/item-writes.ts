@@ -5,13 +5,14 @@
 import type { Actor } from '../deps.ts';
 import { ServiceError, invalid } from '../errors.ts';
 import { isStorageConflict } from '../ports.ts';
-import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
+import type { WriteReceipt } from '../idempotency/idempotency.ts';
+import { idempotent, loadItem, mintId, type LibraryContext, type Written } from './context.ts';
 import { currentCapture, loadSource } from './reader-page.ts';
 import { accountKey, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord, type LibraryItem } from './records.ts';
-import type { CreateNoteCommand, HighlightCommand, RecaptureCommand, SetReadingStateCommand } from './schemas.ts';
+import { targetOf, type CreateNoteCommand, type HighlightCommand, type RecaptureCommand, type SetReadingStateCommand } from './schemas.ts';
 import { checkSelections } from './selection.ts';
 
-type Written = Promise<{ item: LibraryItem; created: boolean }>;
+type WrittenItem = Promise<{ item: LibraryItem; created: boolean; receipt: WriteReceipt | null }>;
 
 function newItem(ctx: LibraryContext, actor: Actor, kind: 'highlight' | 'note', sourceId: string): ItemRecord {
   const now = ctx.deps.clock.now();
@@ -20,16 +21,16 @@ function newItem(ctx: LibraryContext, actor: Actor, kind: 'highlight' | 'note', 
 
 const replayItem = (ctx: LibraryContext, actor: Actor) => async (itemId: string) => toLibraryItem(await loadItem(ctx, actor, itemId));
 
-async function wrap(p: Promise<{ answer: LibraryItem; created: boolean }>): Written {
-  const { answer, created } = await p;
-  return { item: answer, created };
+async function wrap(p: Promise<Written<LibraryItem>>): WrittenItem {
+  const { answer, created, receipt } = await p;
+  return { item: answer, created, receipt };
 }
 
 /**
  * Store a highlight of a captured source. Every selection must match the saved text exactly; one
  * miss refuses the whole highlight with a fieldError per failing selection, and nothing is stored.
  */
-export function highlight(ctx: LibraryContext, actor: Actor, command: HighlightCommand): Written {
+export function highlight(ctx: LibraryContext, actor: Actor, command: HighlightCommand): WrittenItem {
   const apply = async () => {
     const source = await loadSource(ctx, actor, command.sourceId);
     const capture = await currentCapture(ctx, source.value);
@@ -50,7 +51,7 @@ export function highlight(ctx: LibraryContext, actor: Actor, command: HighlightC
 }
 
 /** Store a Markdown note on a source. */
-export function createNote(ctx: LibraryContext, actor: Actor, command: CreateNoteCommand): Written {
+export function createNote(ctx: LibraryContext, actor: Actor, command: CreateNoteCommand): WrittenItem {
   const apply = async () => {
     await loadSource(ctx, actor, command.sourceId);
     const item: ItemRecord = { ...newItem(ctx, actor, 'note', command.sourceId), markdown: command.markdown };
@@ -67,10 +68,12 @@ function stale(itemId: string, expected: number, current: number): ServiceError 
 }
 
 /** Set read and archived on any item, guarded by its current revision (stale → PRECONDITION_FAILED, item unchanged). */
-export function setReadingState(ctx: LibraryContext, actor: Actor, command: SetReadingStateCommand): Written {
+export function setReadingState(ctx: LibraryContext, actor: Actor, command: SetReadingStateCommand): WrittenItem {
+  const target = targetOf(command);
+  const load = () => (target.role === 'sourceId' ? loadSource(ctx, actor, target.id) : loadItem(ctx, actor, target.id));
   const apply = async () => {
-    const stored = await loadItem(ctx, actor, command.itemId);
-    if (stored.revision !== command.expectedRevision) throw stale(command.itemId, command.expectedRevision, stored.revision);
+    const stored = await load();
+    if (stored.revision !== command.expectedRevision) throw stale(target.id, command.expectedRevision, stored.revision);
     const now = ctx.deps.clock.now();
     const item: ItemRecord = { ...stored.value, read: command.read, archived: command.archived, updatedAt: Math.max(now, stored.value.updatedAt) };
     return { ops: [itemPutOp(item, stored.revision)], result: item.itemId };
@@ -79,8 +82,8 @@ export function setReadingState(ctx: LibraryContext, actor: Actor, command: SetR
     idempotent(ctx, actor, command, apply, replayItem(ctx, actor)).catch(async (e: unknown) => {
       // The item moved between the read and the commit (a capture finished): that is a stale revision too.
       if (!isStorageConflict(e)) throw e;
-      const now = await loadItem(ctx, actor, command.itemId);
-      throw stale(command.itemId, command.expectedRevision, now.revision);
+      const now = await load();
+      throw stale(target.id, command.expectedRevision, now.revision);
     }),
   );
 }
@@ -92,7 +95,7 @@ export function setReadingState(ctx: LibraryContext, actor: Actor, command: SetR
  * sources keep their state), and for an uploaded file (its bytes are not kept after its capture:
  * upload it again).
  */
-export function recapture(ctx: LibraryContext, actor: Actor, command: RecaptureCommand): Written {
+export function recapture(ctx: LibraryContext, actor: Actor, command: RecaptureCommand): WrittenItem {
   const apply = async () => {
     const stored = await loadSource(ctx, actor, command.sourceId);
     const source = stored.value;

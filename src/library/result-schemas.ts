@@ -59,7 +59,14 @@ export const ReaderPageSchema = v.object({
   ),
 });
 
-/** Where and how to send the bytes of a prepared upload. */
+/** A prepared upload as the library answers it; where the bytes go (method and path) is the edge's to say. */
+export const PendingUploadSchema = v.object({
+  uploadId: v.string(),
+  byteLength: v.pipe(v.number(), v.integer(), v.minValue(1)),
+  expiresAt: TimestampSchema,
+});
+
+/** Where and how to send the bytes of a prepared upload, as clients see it (the edge adds method and path). */
 export const PreparedUploadSchema = v.object({
   uploadId: v.string(),
   method: v.literal('PUT'),
@@ -71,13 +78,19 @@ export const PreparedUploadSchema = v.object({
 /** What the upload PUT received. */
 export const ReceivedUploadSchema = v.object({ uploadId: v.string(), receivedBytes: v.pipe(v.number(), v.integer(), v.minValue(0)), sha256: Sha256Schema });
 
+/**
+ * The receipt of a keyed write (the edge carries it in the envelope's `receipt`, not in `data`);
+ * null for a set-reading-state sent without a key.
+ */
+const WriteReceiptSchema = v.object({ idempotency: v.picklist(['created', 'replayed']), receiptRef: v.string(), v: v.literal(1) });
+
 /** The answer of each command type. */
 export const LibraryResultSchema = v.variant('type', [
-  v.object({ type: v.picklist(['save-link', 'highlight', 'create-note', 'set-reading-state', 'finish-upload', 'recapture']), item: LibraryItemSchema, created: v.boolean() }),
+  v.object({ type: v.picklist(['save-link', 'highlight', 'create-note', 'set-reading-state', 'finish-upload', 'recapture']), item: LibraryItemSchema, created: v.boolean(), receipt: v.optional(v.nullable(WriteReceiptSchema)) }),
   v.object({ type: v.literal('get'), item: LibraryItemSchema }),
   v.object({ type: v.literal('list'), items: v.array(LibraryItemSchema), nextCursor: v.nullable(v.string()) }),
   v.object({ type: v.literal('reader-page'), page: ReaderPageSchema }),
-  v.object({ type: v.literal('prepare-upload'), upload: PreparedUploadSchema, created: v.boolean() }),
+  v.object({ type: v.literal('prepare-upload'), upload: PreparedUploadSchema, created: v.boolean(), receipt: v.optional(v.nullable(WriteReceiptSchema)) }),
 ]);
 
 export type LibraryItem = v.InferOutput<typeof LibraryItemSchema>;
@@ -85,4 +98,10 @@ export type ReaderBlock = v.InferOutput<typeof ReaderBlockSchema>;
 export type ReaderPage = v.InferOutput<typeof ReaderPageSchema>;
 export type PreparedUpload = v.InferOutput<typeof PreparedUploadSchema>;
 export type ReceivedUpload = v.InferOutput<typeof ReceivedUploadSchema>;
+/** A library answer as clients see it (over HTTP). */
 export type LibraryResult = v.InferOutput<typeof LibraryResultSchema>;
+export type PendingUpload = v.InferOutput<typeof PendingUploadSchema>;
+/** A library answer as the domain gives it: a prepared upload without its method and path (the edge adds them). */
+export type LibraryAnswer =
+  | Exclude<LibraryResult, { type: 'prepare-upload' }>
+  | { type: 'prepare-upload'; upload: PendingUpload; created: boolean; receipt?: { idempotency: 'created' | 'replayed'; receiptRef: string; v: 1 } | null | undefined };

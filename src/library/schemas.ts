@@ -6,6 +6,7 @@
  */
 import * as v from 'valibot';
 import { codePointLength, maxChars } from '../documents/schemas.ts';
+import { invalid } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 
 
@@ -30,7 +31,19 @@ const text = (max: number, min = 0) =>
     : v.pipe(v.string(), maxChars(max, `must be at most ${max} characters`));
 const id = (pattern: RegExp, what: string) => v.pipe(v.string(), v.regex(pattern, `must be a ${what}`));
 const offset = v.pipe(v.number(), v.integer('must be an integer'), v.minValue(0, 'must be at least 0'), v.maxValue(10_000_000, 'must be at most 10000000'));
-const IdempotencyKey = v.pipe(v.string(), v.regex(Patterns.idempotencyKey, 'must be 16-128 letters, digits, underscores or hyphens'));
+/** Longest library idempotency key, in code points. */
+export const MAX_LIBRARY_KEY = 256;
+/**
+ * A library idempotency key (decisions.md, "The library"): any string of 16-256 characters without
+ * control characters. The MCP save-link tool's `requestKey` follows the same rule.
+ */
+export const LibraryKeySchema = v.pipe(
+  v.string(),
+  v.minLength(16, `must be 16-${MAX_LIBRARY_KEY} characters without control characters`),
+  maxChars(MAX_LIBRARY_KEY, `must be 16-${MAX_LIBRARY_KEY} characters without control characters`),
+  v.regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, 'must not contain control characters'),
+);
+const IdempotencyKey = LibraryKeySchema;
 
 const URL_MESSAGE = 'must be an absolute http or https URL without user name or password';
 const httpUrl = v.pipe(
@@ -60,7 +73,12 @@ export const ListSchema = v.strictObject({
   limit: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be 1-50'), v.maxValue(50, 'must be 1-50'))),
   cursor: v.optional(v.pipe(v.string(), v.maxLength(1024))),
 });
-export const GetSchema = v.strictObject({ type: v.literal('get'), itemId: id(Patterns.itemId, 'itemId') });
+/** `get` names its target as `itemId` (any item) or `sourceId` (a source); exactly one of them. */
+export const GetSchema = v.strictObject({
+  type: v.literal('get'),
+  itemId: v.optional(id(Patterns.itemId, 'itemId')),
+  sourceId: v.optional(id(Patterns.itemId, 'sourceId')),
+});
 export const ReaderPageSchema = v.strictObject({ type: v.literal('reader-page'), sourceId: id(Patterns.itemId, 'sourceId') });
 export const HighlightSchema = v.strictObject({
   type: v.literal('highlight'),
@@ -76,11 +94,13 @@ export const CreateNoteSchema = v.strictObject({
 });
 export const SetReadingStateSchema = v.strictObject({
   type: v.literal('set-reading-state'),
-  itemId: id(Patterns.itemId, 'itemId'),
+  itemId: v.optional(id(Patterns.itemId, 'itemId')),
+  sourceId: v.optional(id(Patterns.itemId, 'sourceId')),
   expectedRevision: v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1')),
   read: v.boolean(),
   archived: v.boolean(),
-  idempotencyKey: IdempotencyKey,
+  /** Optional: the write is guarded by expectedRevision. */
+  idempotencyKey: v.optional(IdempotencyKey),
 });
 export const PrepareUploadSchema = v.strictObject({
   type: v.literal('prepare-upload'),
@@ -134,6 +154,9 @@ export type PrepareUploadCommand = v.InferOutput<typeof PrepareUploadSchema>;
 export type FinishUploadCommand = v.InferOutput<typeof FinishUploadSchema>;
 export type RecaptureCommand = v.InferOutput<typeof RecaptureSchema>;
 
+/** Command types whose first application stores a new item or upload (201 at the edge). */
+export const LIBRARY_CREATING_TYPES: ReadonlySet<string> = new Set(['save-link', 'highlight', 'create-note', 'prepare-upload', 'finish-upload']);
+
 /** Command types that only read. */
 export const LIBRARY_READ_TYPES: ReadonlySet<string> = new Set(['list', 'get', 'reader-page']);
 /** Every command type. */
@@ -147,4 +170,30 @@ export const LIBRARY_COMMAND_TYPES: readonly LibraryCommandType[] = [
  */
 export function requiredScope(type: string): 'library:read' | 'library:write' {
   return LIBRARY_READ_TYPES.has(type) ? 'library:read' : 'library:write';
+}
+
+/**
+ * The scope an unparsed command body needs, read before the command runs; INVALID_REQUEST when the
+ * body is no command object with a string `type`.
+ */
+export function scopeOfCommand(body: unknown): 'library:read' | 'library:write' {
+  const type = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { type?: unknown }).type : undefined;
+  if (typeof type !== 'string') throw invalid('The library body is a command object with a type field.', [{ field: 'type', message: 'is required' }]);
+  return requiredScope(type);
+}
+
+/**
+ * The item a `get` or `set-reading-state` names: `itemId` or `sourceId`, exactly one of them.
+ * @returns the id and the role it was given in (`sourceId` must name a source)
+ */
+export function targetOf(command: { itemId?: string | undefined; sourceId?: string | undefined }): { id: string; role: 'itemId' | 'sourceId' } {
+  if (command.itemId !== undefined && command.sourceId !== undefined) {
+    throw invalid('Name the item by itemId or by sourceId, not both.', [
+      { field: 'itemId', message: 'must not be given together with sourceId' },
+      { field: 'sourceId', message: 'must not be given together with itemId' },
+    ]);
+  }
+  if (command.itemId !== undefined) return { id: command.itemId, role: 'itemId' };
+  if (command.sourceId !== undefined) return { id: command.sourceId, role: 'sourceId' };
+  throw invalid('Name the item by itemId (any item) or sourceId (a source).', [{ field: 'itemId', message: 'itemId or sourceId is required' }]);
 }

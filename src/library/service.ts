@@ -8,7 +8,7 @@
 import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { MAX_UPLOAD_BODY } from '../limits.ts';
-import type { LibraryResult } from './result-schemas.ts';
+import type { LibraryAnswer } from './result-schemas.ts';
 import type { RecordPage } from '../ports.ts';
 import { IdempotencyStore } from '../idempotency/idempotency.ts';
 import { parseOrThrow } from '../validation.ts';
@@ -18,9 +18,9 @@ import { runCaptureJob } from './capture-runner.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
 import { createNote, highlight, recapture, setReadingState } from './item-writes.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
-import { readerPage } from './reader-page.ts';
+import { loadSource, readerPage } from './reader-page.ts';
 import { Collections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord } from './records.ts';
-import { LibraryCommandSchema, requiredScope, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
+import { LibraryCommandSchema, requiredScope, targetOf, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
 import { finishUpload, prepareUpload, putUploadBytes, type ReceivedUpload } from './uploads.ts';
 import { memoryUploadSpool, type UploadSpool } from './upload-spool.ts';
 import { KeyedLock } from './keyed-lock.ts';
@@ -58,8 +58,6 @@ export interface LibraryOptions {
   maxOpenUploadBytes?: number;
   /** How often expired uploads are swept (ms, default 60,000); also swept at start, orphans included. */
   uploadSweepMs?: number;
-  /** Where the edge accepts upload bytes; `{uploadId}` is replaced. Default `/api/v1/library/uploads/{uploadId}`. */
-  uploadPathTemplate?: string;
   /** Called with unexpected background errors (a storage failure during capture). Default: console.error. */
   onError?: (error: unknown) => void;
   /** How long a command's idempotency key replays it (ms); default 24 hours, as for every write. */
@@ -70,15 +68,15 @@ export interface LibraryOptions {
   autoStart?: boolean;
 }
 
-export type { LibraryResult } from './result-schemas.ts';
+export type { LibraryAnswer, LibraryResult } from './result-schemas.ts';
 
 /** The library service. */
 export interface LibraryService {
   /** Validate and run one command (an unparsed body). Throws ServiceError on every refusal. */
-  execute(actor: Actor, command: unknown): Promise<LibraryResult>;
+  execute(actor: Actor, command: unknown): Promise<LibraryAnswer>;
   /**
-   * Store the bytes of a prepared upload (the edge calls this for `PUT {upload.path}` with the body
-   * as it arrives); they go to the upload spool chunk by chunk.
+   * Store the bytes of a prepared upload (the edge calls this for its upload route with the body as
+   * it arrives); they go to the upload spool chunk by chunk.
    */
   putUploadBytes(actor: Actor, uploadId: string, bytes: Uint8Array | AsyncIterable<Uint8Array>): Promise<ReceivedUpload>;
   /** Expire unfinished uploads past their time now (the library also does it every `uploadSweepMs`). */
@@ -127,16 +125,19 @@ async function list(ctx: LibraryContext, actor: Actor, command: ListCommand) {
   return { items: page.records.map(toLibraryItem), nextCursor: page.next === null ? null : encodeListCursor(credential, page.next) };
 }
 
-async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): Promise<LibraryResult> {
+async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): Promise<LibraryAnswer> {
   switch (command.type) {
     case 'save-link': {
-      const { answer, created } = await saveLink(ctx, actor, command);
-      return { type: command.type, item: answer, created };
+      const { answer, created, receipt } = await saveLink(ctx, actor, command);
+      return { type: command.type, item: answer, created, receipt };
     }
     case 'list':
       return { type: 'list', ...(await list(ctx, actor, command)) };
-    case 'get':
-      return { type: 'get', item: toLibraryItem(await loadItem(ctx, actor, command.itemId)) };
+    case 'get': {
+      const target = targetOf(command);
+      const stored = target.role === 'sourceId' ? await loadSource(ctx, actor, target.id) : await loadItem(ctx, actor, target.id);
+      return { type: 'get', item: toLibraryItem(stored) };
+    }
     case 'reader-page':
       return { type: 'reader-page', page: await readerPage(ctx, actor, command.sourceId) };
     case 'highlight':
@@ -209,7 +210,6 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
       maxOpenUploads: options.maxOpenUploads ?? 4,
       maxOpenUploadBytes: options.maxOpenUploadBytes ?? 40 * 1024 * 1024,
       ttlMs: options.uploadTtlMs ?? 3_600_000,
-      pathTemplate: options.uploadPathTemplate ?? '/api/v1/library/uploads/{uploadId}',
     },
   };
   let started = false;
@@ -222,10 +222,19 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
   };
   const service: LibraryService = {
     async execute(actor, input) {
+      // The library belongs to the account: a document-bound credential crosses its boundary here.
+      if (actor.documentRef !== null) {
+        throw new ServiceError('FORBIDDEN', 'The library belongs to the account: a document-bound credential cannot use it; use an account-wide credential.');
+      }
       const command = parseOrThrow(LibraryCommandSchema, input, 'library command');
       return run(ctx, actor, command);
     },
-    putUploadBytes: (actor, uploadId, bytes) => putUploadBytes(ctx, actor, uploadId, bytes),
+    putUploadBytes(actor, uploadId, bytes) {
+      if (actor.documentRef !== null) {
+        return Promise.reject(new ServiceError('FORBIDDEN', 'The library belongs to the account: a document-bound credential cannot use it; use an account-wide credential.'));
+      }
+      return putUploadBytes(ctx, actor, uploadId, bytes);
+    },
     sweepUploads: () => sweep(false),
     start() {
       if (started) return;

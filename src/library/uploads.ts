@@ -4,11 +4,12 @@
  * HTML become sources captured like links; EPUB and everything else is refused.
  * @module
  */
-import type { PreparedUpload, ReceivedUpload } from './result-schemas.ts';
+import type { PendingUpload, ReceivedUpload } from './result-schemas.ts';
 import { isoTimestamp } from '../clock.ts';
 import type { Actor } from '../deps.ts';
 import { ServiceError, invalid, notFound } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
+import type { WriteReceipt } from '../idempotency/idempotency.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
 import { checkOpenUploadCaps } from './upload-upkeep.ts';
 import { Collections, accountKey, itemPutOp, jobPutOp, toLibraryItem, uploadPutOp, type ItemRecord, type LibraryItem, type UploadRecord } from './records.ts';
@@ -21,11 +22,11 @@ const SNIFF_BYTES = 64 * 1024;
 /** Declared media types prepare-upload accepts (the content is checked again at finish). */
 const DECLARED_TYPES = new Set(['application/pdf', 'text/html', 'application/xhtml+xml']);
 
-export type { PreparedUpload, ReceivedUpload } from './result-schemas.ts';
+export type { PendingUpload, PreparedUpload, ReceivedUpload } from './result-schemas.ts';
 
 
-function view(ctx: LibraryContext, u: UploadRecord): PreparedUpload {
-  return { uploadId: u.uploadId, method: 'PUT', path: ctx.uploads.pathTemplate.replace('{uploadId}', u.uploadId), byteLength: u.byteLength, expiresAt: isoTimestamp(u.expiresAt) };
+function view(u: UploadRecord): PendingUpload {
+  return { uploadId: u.uploadId, byteLength: u.byteLength, expiresAt: isoTimestamp(u.expiresAt) };
 }
 
 async function loadUpload(ctx: LibraryContext, actor: Actor, uploadId: string): Promise<StoredRecord<UploadRecord>> {
@@ -35,7 +36,7 @@ async function loadUpload(ctx: LibraryContext, actor: Actor, uploadId: string): 
 }
 
 /** prepare-upload: open an upload of a declared PDF or HTML file. */
-export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: PrepareUploadCommand): Promise<{ upload: PreparedUpload; created: boolean }> {
+export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: PrepareUploadCommand): Promise<{ upload: PendingUpload; created: boolean; receipt: WriteReceipt | null }> {
   const type = command.contentType.toLowerCase();
   if (type === 'application/epub+zip') {
     throw invalid('EPUB files are not supported by the library; upload a PDF or a saved HTML page.', [{ field: 'contentType', message: 'EPUB is not supported' }]);
@@ -62,10 +63,10 @@ export async function prepareUpload(ctx: LibraryContext, actor: Actor, command: 
         };
         return { ops: [uploadPutOp(upload, null, true)], result: upload.uploadId };
       },
-      async (uploadId) => view(ctx, (await loadUpload(ctx, actor, uploadId)).value),
+      async (uploadId) => view((await loadUpload(ctx, actor, uploadId)).value),
     ),
   );
-  return { upload: answer.answer, created: answer.created };
+  return { upload: answer.answer, created: answer.created, receipt: answer.receipt };
 }
 
 /**
@@ -117,7 +118,7 @@ export async function putUploadBytes(ctx: LibraryContext, actor: Actor, uploadId
 }
 
 /** finish-upload: check size and checksum, decide by content, and create the source item. */
-export async function finishUpload(ctx: LibraryContext, actor: Actor, command: FinishUploadCommand): Promise<{ item: LibraryItem; created: boolean }> {
+export async function finishUpload(ctx: LibraryContext, actor: Actor, command: FinishUploadCommand): Promise<{ item: LibraryItem; created: boolean; receipt: WriteReceipt | null }> {
   const apply = async () => {
     const stored = await loadUpload(ctx, actor, command.uploadId);
     const u = stored.value;
@@ -159,6 +160,6 @@ export async function finishUpload(ctx: LibraryContext, actor: Actor, command: F
       after: () => ctx.queue.offer(accountKey(actor.accountId, item.itemId)),
     };
   };
-  const { answer, created } = await idempotent(ctx, actor, command, apply, async (itemId) => toLibraryItem(await loadItem(ctx, actor, itemId)));
-  return { item: answer, created };
+  const { answer, created, receipt } = await idempotent(ctx, actor, command, apply, async (itemId) => toLibraryItem(await loadItem(ctx, actor, itemId)));
+  return { item: answer, created, receipt };
 }

@@ -146,12 +146,43 @@ function buildTool(op: AnyOperation, doc: OpenApiDoc): ToolSpec {
   };
 }
 
-/** The tools: every public operation except the OpenAPI document itself (a resource). */
+/** The name of the agent-tool form of save-link (decisions.md, "The library"). */
+export const SAVE_LINK_TOOL = 'saveLink';
+
+/**
+ * The agent-tool form of save-link: `{ url, requestKey }`, where `requestKey` plays the part of the
+ * library's `idempotencyKey` (same rules: 16-256 characters without control characters): the tool
+ * sends the save-link command of the library operation, so the same save is stored.
+ */
+function saveLinkTool(library: AnyOperation): ToolSpec {
+  return {
+    name: SAVE_LINK_TOOL,
+    title: 'Save a link to the library',
+    description:
+      'Saves a link to the library (captured in the background). requestKey is your key for this save: 16-256 characters without control characters; repeating a call with the same requestKey and url returns the same item instead of saving it twice, the same requestKey with another url is IDEMPOTENCY_CONFLICT. (POST /api/v1/library, type save-link)',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        url: { type: 'string', maxLength: 2048, description: 'An absolute http or https URL without user name or password.' },
+        requestKey: { type: 'string', minLength: 16, maxLength: 256, description: 'Your key for this save: 16-256 characters without control characters.' },
+      },
+      required: ['url', 'requestKey'],
+      additionalProperties: false,
+    },
+    op: library,
+    args: new Map(),
+    readOnly: false,
+    bodyTakesKey: () => false,
+  };
+}
+
+/** The tools: every public operation except the OpenAPI document itself (a resource), and the save-link tool. */
 export function buildTools(): ToolSpec[] {
   const doc = buildOpenApi() as OpenApiDoc;
-  return contractOperations
-    .filter((op) => op.audience === 'public' && op.operationId !== 'getOpenApi')
-    .map((op) => buildTool(op, doc));
+  const operations = contractOperations.filter((op) => op.audience === 'public' && op.operationId !== 'getOpenApi');
+  const library = operations.find((op) => op.operationId === 'libraryCommand');
+  const tools = operations.map((op) => buildTool(op, doc));
+  return library ? [...tools, saveLinkTool(library)] : tools;
 }
 
 /** A resource template: a public GET operation addressed as `kw://api/v1/...{?query}`. */

@@ -87,7 +87,7 @@ test('tools are generated from the public operations, with the published schemas
   try {
     const { tools } = await c.client.listTools();
     const expected = contractOperations.filter((op) => op.audience === 'public' && op.operationId !== 'getOpenApi').map((op) => op.operationId);
-    assert.equal(tools.map((t) => t.name).sort(), [...expected].sort());
+    assert.equal(tools.map((t) => t.name).sort(), [...expected, 'saveLink'].sort(), 'every public operation, and the agent-tool form of save-link');
     const mutate = tools.find((t) => t.name === 'mutateDocument')!;
     assert.equal((mutate.inputSchema.required as string[]).sort(), ['body', 'documentRef']);
     assert.ok((mutate.inputSchema as any).$defs.Mutation, 'body schemas travel with their definitions');
@@ -261,6 +261,42 @@ test('jobs, reports and library commands reach the API (its current answers)', a
     assert.is(put.s.status, 200, JSON.stringify(put.s));
     const notBase64 = await c.call('putLibraryUpload', { uploadId, bytesBase64: '***' });
     assert.match(notBase64.s.error.message, /base64/);
+  } finally {
+    await c.close();
+    await s.engine.close();
+  }
+});
+
+test('the save-link tool takes { url, requestKey }: requestKey plays the part of idempotencyKey (same rules, the same save stored)', async () => {
+  const s = await service();
+  const c = await connected(s.handler, await s.token(ALL));
+  try {
+    const { tools } = await c.client.listTools();
+    const tool = tools.find((t) => t.name === 'saveLink')!;
+    assert.equal((tool.inputSchema.required as string[]).sort(), ['requestKey', 'url']);
+    assert.equal(Object.keys(tool.inputSchema.properties as object).sort(), ['requestKey', 'url']);
+    const requestKey = 'my save of example.org, try 1';
+    const first = await c.call('saveLink', { url: 'https://example.org/tool', requestKey });
+    assert.is(first.s.status, 201, JSON.stringify(first.s));
+    assert.is(first.s.body.receipt.idempotency, 'created');
+    const again = await c.call('saveLink', { url: 'https://example.org/tool', requestKey });
+    assert.is(again.s.status, 200);
+    assert.is(again.s.body.receipt.idempotency, 'replayed');
+    assert.is(again.s.body.data.item.itemId, first.s.body.data.item.itemId, 'the same save');
+    // The same key through the library command is the same save: requestKey is the idempotencyKey.
+    const api = await s.api('POST', '/api/v1/library', await s.token(['library:read']), { type: 'list' });
+    assert.is(((await api.json()) as any).data.items.length, 1);
+    const viaCommand = await c.call('libraryCommand', { body: { type: 'save-link', url: 'https://example.org/tool', idempotencyKey: requestKey } });
+    assert.is(viaCommand.s.body.data.item.itemId, first.s.body.data.item.itemId);
+    const conflict = await c.call('saveLink', { url: 'https://example.org/other', requestKey });
+    assert.is(conflict.s.body.error.code, 'IDEMPOTENCY_CONFLICT');
+    const short = await c.call('saveLink', { url: 'https://example.org/tool', requestKey: 'short' });
+    assert.is(short.s.status, 400);
+    assert.equal(short.s.body.error.fieldErrors.map((f: { field: string }) => f.field), ['requestKey']);
+    assert.is((await c.call('saveLink', { url: 'https://example.org/tool', requestKey: `${'k'.repeat(20)}\u0007` })).s.status, 400, 'no control characters');
+    assert.is((await c.call('saveLink', { url: 'https://example.org/tool', requestKey: 'k'.repeat(256) })).s.status, 201, '256 characters are fine');
+    assert.ok((await c.call('saveLink', { url: 'https://example.org/tool' })).isError, 'requestKey is required');
+    assert.ok((await c.call('saveLink', { url: 'https://example.org/tool', requestKey, body: {} })).isError, 'no other arguments');
   } finally {
     await c.close();
     await s.engine.close();

@@ -4,7 +4,7 @@
  * remember the revision they saw.
  * @module
  */
-import type { ToolSpec } from './catalog.ts';
+import { SAVE_LINK_TOOL, type ToolSpec } from './catalog.ts';
 import { answerResult, refusal, type ToolResult } from './results.ts';
 import { buildRequest, intentOf, remember } from './request.ts';
 import { canonicalJson, intentKey, send, type CallContext } from './session.ts';
@@ -12,6 +12,7 @@ import { runCancel, runEvents, runMutate } from './stateful-tools.ts';
 
 /** Run one tool call. */
 export async function runTool(tool: ToolSpec, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
+  if (tool.name === SAVE_LINK_TOOL) return runSaveLink(tool, args, ctx);
   const built = buildRequest(tool, args);
   if (typeof built === 'string') return refusal(built);
   if (tool.name === 'mutateDocument') return runMutate(tool, built, args, ctx);
@@ -26,5 +27,23 @@ export async function runTool(tool: ToolSpec, args: Record<string, unknown>, ctx
   }
   const answer = await send(ctx, built.method, built.url, built.headers, built.body, built.bytes);
   remember(ctx, built, answer);
+  return answerResult(answer);
+}
+
+/**
+ * The save-link tool: `{ url, requestKey }` as the library's save-link command, `requestKey` as its
+ * `idempotencyKey`; a refusal naming `idempotencyKey` names `requestKey` instead.
+ */
+async function runSaveLink(tool: ToolSpec, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
+  const unknown = Object.keys(args).filter((name) => name !== 'url' && name !== 'requestKey');
+  if (unknown.length) return refusal(`unknown argument ${unknown[0]}; the arguments are url, requestKey`);
+  for (const name of ['url', 'requestKey']) if (args[name] === undefined) return refusal(`${name} is required`);
+  const body = { type: 'save-link', url: args.url, idempotencyKey: args.requestKey };
+  const answer = await send(ctx, tool.op.method, tool.op.path, {}, body);
+  const error = (answer.json as { error?: { fieldErrors?: { field: string; message: string }[]; message?: string } } | undefined)?.error;
+  if (error?.fieldErrors) {
+    error.fieldErrors = error.fieldErrors.map((f) => (f.field === 'idempotencyKey' ? { ...f, field: 'requestKey' } : f));
+    if (error.message) error.message = error.message.replace(/\bidempotencyKey\b/g, 'requestKey');
+  }
   return answerResult(answer);
 }

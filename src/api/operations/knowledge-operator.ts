@@ -42,8 +42,11 @@ const operatorReadReview = bind(contract.operatorGetReview, async (ctx, input) =
 /** POST /operator/v1/reviews/{reviewRef}/decisions: open-review, accept, reject or withdraw. */
 const decideReview = bind(contract.decideReview, async (ctx, input) => {
   const body = parseOrThrow(DecisionRequestSchema, input.body, 'decision');
-  const p = await ctx.engine.operator.decide(input.path.reviewRef, { decision: body.decision, person: body.person, note: body.note ?? null });
-  return ok(ctx, 200, JSON.stringify(proposalView(p)));
+  const decision = { decision: body.decision, person: body.person, note: body.note ?? null };
+  const key = input.headers.idempotencyKey;
+  if (key === undefined) return ok(ctx, 200, JSON.stringify(proposalView(await ctx.engine.operator.decide(input.path.reviewRef, decision))));
+  const out = await ctx.engine.operator.decideOnce(input.path.reviewRef, decision, key);
+  return ok(ctx, 200, JSON.stringify(proposalView(out.proposal)), { receipt: out.receipt });
 });
 
 /** POST /operator/v1/spaces/{spaceRef}/publication: the owner's enablement. */

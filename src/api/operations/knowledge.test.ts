@@ -172,4 +172,57 @@ test('POST /proposals: a spaceRef outside the credential is 404; a well-formed s
   }
 });
 
+test('operator decisions with an Idempotency-Key: a repeat whose answer was lost replays (200, receipt replayed, the review as it is now); another decision under the key is 409 IDEMPOTENCY_CONFLICT', async () => {
+  const w = await knowledgeWorld();
+  try {
+    const decide = (body: object, k?: string) =>
+      w.s.req(`/operator/v1/reviews/${w.reviewRef}/decisions`, { method: 'POST', token: w.s.operatorKey, body, ...(k ? { headers: { 'idempotency-key': k } } : {}) });
+    const k = key();
+    const open = await decide({ decision: 'open-review', person: 'Dana' }, k);
+    assert.is(open.status, 200, open.text);
+    assert.is(open.json.receipt.idempotency, 'created');
+    assert.is(open.json.data.state, 'in-review');
+    const k2 = key();
+    const accepted = await decide({ decision: 'accept', person: 'Dana', note: null }, k2);
+    assert.is(accepted.json.data.state, 'accepted');
+    const again = await decide({ decision: 'accept', person: 'Dana', note: null }, k2);
+    assert.is(again.status, 200, again.text);
+    assert.is(again.json.receipt.idempotency, 'replayed');
+    assert.is(again.json.receipt.receiptRef, accepted.json.receipt.receiptRef);
+    assert.equal(again.json.data, accepted.json.data);
+    const first = await decide({ decision: 'open-review', person: 'Dana' }, k);
+    assert.is(first.json.receipt.idempotency, 'replayed');
+    assert.is(first.json.data.state, 'accepted', 'a replay answers the review as it is now');
+    assert.is((await decide({ decision: 'reject', person: 'Dana' }, k2)).json.error.code, 'IDEMPOTENCY_CONFLICT');
+    assert.is((await decide({ decision: 'accept', person: 'Dana' })).status, 409, 'without a key a repeated decision is refused by the state machine');
+    assert.is((await decide({ decision: 'accept', person: 'Dana' }, 'short')).status, 400);
+    const read = await w.op(`/reviews/${w.reviewRef}`);
+    assert.equal(read.json.data.history.map((h: { state: string }) => h.state), ['proposed', 'in-review', 'accepted']);
+  } finally {
+    await w.s.close();
+  }
+});
+
+test('POST /operator/v1/credentials with an Idempotency-Key: a repeat answers the same credential (token null: shown once); another body is 409', async () => {
+  const w = await knowledgeWorld();
+  try {
+    const create = (body: object, k: string) => w.s.req('/operator/v1/credentials', { method: 'POST', token: w.s.operatorKey, body, headers: { 'idempotency-key': k } });
+    const k = key();
+    const body = { account: 'alice', label: 'retried', scopes: ['document:read'] };
+    const first = await create(body, k);
+    assert.is(first.status, 201, first.text);
+    assert.is(first.json.receipt.idempotency, 'created');
+    assert.type(first.json.data.token, 'string');
+    const again = await create(body, k);
+    assert.is(again.status, 201);
+    assert.is(again.json.receipt.idempotency, 'replayed');
+    assert.is(again.json.data.credentialRef, first.json.data.credentialRef);
+    assert.is(again.json.data.token, null);
+    assert.is((await create({ ...body, label: 'other' }, k)).json.error.code, 'IDEMPOTENCY_CONFLICT');
+    assert.is((await w.s.req('/api/v1/auth', { token: first.json.data.token })).status, 200, 'the first token works');
+  } finally {
+    await w.s.close();
+  }
+});
+
 test.run();

@@ -106,4 +106,86 @@ test('an upload body over 256 KB is accepted by the upload route only; JSON rout
   }
 });
 
+test('library identifiers by role: get and set-reading-state take sourceId or itemId (both is 400); set-reading-state needs no key; keys are 16-256 characters without control characters', async () => {
+  const s = await startServer();
+  try {
+    const writer = (await s.credential({ scopes: ['library:read', 'library:write'] })).token;
+    const call = (body: object) => s.req('/api/v1/library', { method: 'POST', token: writer, body });
+    const spaced = 'a key with spaces, dots. and ünïcödé';
+    const saved = await call({ type: 'save-link', url: 'https://example.org/roles', idempotencyKey: spaced });
+    assert.is(saved.status, 201, saved.text);
+    assert.is(saved.json.receipt.idempotency, 'created');
+    const replay = await call({ type: 'save-link', url: 'https://example.org/roles', idempotencyKey: spaced });
+    assert.is(replay.json.receipt.idempotency, 'replayed');
+    assert.is(replay.json.receipt.receiptRef, saved.json.receipt.receiptRef);
+    assert.is(replay.json.data.receipt, undefined, 'the receipt travels in the envelope, not in data');
+    assert.is((await call({ type: 'save-link', url: 'https://example.org/k', idempotencyKey: 'k'.repeat(256) })).status, 201);
+    for (const bad of ['k'.repeat(257), 'k'.repeat(15), 'tab\tin-the-key-0000']) {
+      const r = await call({ type: 'save-link', url: 'https://example.org/bad', idempotencyKey: bad });
+      assert.is(r.status, 400, bad);
+      assert.equal(r.json.error.fieldErrors.map((f: { field: string }) => f.field), ['idempotencyKey']);
+    }
+    await s.engine.library.idle();
+    const sourceId = saved.json.data.item.itemId;
+    const bySource = await call({ type: 'get', sourceId });
+    assert.is(bySource.status, 200);
+    assert.is(bySource.json.data.item.itemId, sourceId);
+    assert.equal((await call({ type: 'get', itemId: sourceId })).json.data.item, bySource.json.data.item);
+    const both = await call({ type: 'get', itemId: sourceId, sourceId });
+    assert.is(both.status, 400);
+    assert.equal(both.json.error.fieldErrors.map((f: { field: string }) => f.field).sort(), ['itemId', 'sourceId']);
+    assert.is((await call({ type: 'get' })).status, 400);
+    const note = await call({ type: 'create-note', sourceId, markdown: 'A note', idempotencyKey: 'note-key-0000000001' });
+    const noteAsSource = await call({ type: 'get', sourceId: note.json.data.item.itemId });
+    assert.is(noteAsSource.status, 400, 'a sourceId must name a source');
+    const revision = bySource.json.data.item.revision;
+    const marked = await call({ type: 'set-reading-state', sourceId, expectedRevision: revision, read: true, archived: false });
+    assert.is(marked.status, 200, marked.text);
+    assert.is(marked.json.data.item.read, true);
+    assert.is(marked.json.receipt, undefined, 'no key, no receipt');
+    const stale = await call({ type: 'set-reading-state', itemId: sourceId, expectedRevision: revision, read: false, archived: true });
+    assert.is(stale.status, 412, 'guarded by expectedRevision');
+    const bothSet = await call({ type: 'set-reading-state', itemId: sourceId, sourceId, expectedRevision: revision + 1, read: false, archived: false });
+    assert.is(bothSet.status, 400);
+    const unchanged = await call({ type: 'get', itemId: sourceId });
+    assert.is(unchanged.json.data.item.revision, revision + 1, 'refused commands changed nothing');
+  } finally {
+    await s.close();
+  }
+});
+
+test('a document-bound credential gets 403 FORBIDDEN for every library command', async () => {
+  const s = await startServer();
+  try {
+    const owner = (await s.credential({ account: 'alice', scopes: ['document:create', 'library:read', 'library:write'] })).token;
+    const doc = await s.req('/api/v1/documents', { method: 'POST', token: owner, headers: { 'idempotency-key': key() }, body: { v: 1, title: 'Bound' } });
+    const bound = (await s.credential({ account: 'alice', documentRef: doc.json.data.documentRef, scopes: ['library:read', 'library:write'] })).token;
+    const prepared = await s.req('/api/v1/library', { method: 'POST', token: owner, body: { type: 'prepare-upload', fileName: 'a.pdf', contentType: 'application/pdf', byteLength: 4, idempotencyKey: key() } });
+    const saved = await s.req('/api/v1/library', { method: 'POST', token: owner, body: { type: 'save-link', url: 'https://example.org/bound', idempotencyKey: key() } });
+    const itemId = saved.json.data.item.itemId;
+    const commands = [
+      { type: 'save-link', url: 'https://example.org/x', idempotencyKey: key() },
+      { type: 'list' },
+      { type: 'get', itemId },
+      { type: 'reader-page', sourceId: itemId },
+      { type: 'create-note', sourceId: itemId, markdown: 'n', idempotencyKey: key() },
+      { type: 'set-reading-state', itemId, expectedRevision: 1, read: true, archived: false },
+      { type: 'prepare-upload', fileName: 'b.pdf', contentType: 'application/pdf', byteLength: 4, idempotencyKey: key() },
+      { type: 'finish-upload', uploadId: prepared.json.data.upload.uploadId, idempotencyKey: key() },
+      { type: 'prepare-import', idempotencyKey: key() },
+    ];
+    for (const body of commands) {
+      const r = await s.req('/api/v1/library', { method: 'POST', token: bound, body });
+      assert.is(r.status, 403, `${body.type}: ${r.text}`);
+      assert.is(r.json.error.code, 'FORBIDDEN');
+    }
+    const put = await s.req(prepared.json.data.upload.path, { method: 'PUT', token: bound, body: new Uint8Array([1, 2, 3, 4]) });
+    assert.is(put.status, 403);
+    const list = await s.req('/api/v1/library', { method: 'POST', token: owner, body: { type: 'list' } });
+    assert.is(list.json.data.items.length, 1, 'nothing was stored by the bound credential');
+  } finally {
+    await s.close();
+  }
+});
+
 test.run();

@@ -4,23 +4,19 @@
  * receives the bytes of a prepared upload.
  * @module
  */
-import { ServiceError, invalid } from '../../errors.ts';
-import { requiredScope } from '../../library/service.ts';
+import { ServiceError } from '../../errors.ts';
+import { LIBRARY_CREATING_TYPES, scopeOfCommand } from '../../library/schemas.ts';
+import type { IdempotencyReceipt } from '../../documents/types.ts';
 import type { RequestContext } from '../context.ts';
 import { ok } from '../envelope.ts';
 import { bind } from '../bind.ts';
 import { contract } from '../../contract/operations.ts';
 
 const actorOf = (ctx: RequestContext) => ctx.credential!.actor;
-/** Commands whose first application stores a new item or upload. */
-const CREATING: ReadonlySet<string> = new Set(['save-link', 'highlight', 'create-note', 'prepare-upload', 'finish-upload']);
-
-/** The command's scope, checked before the command runs (library:read to read, library:write otherwise). */
+/** The command's scope (the domain's rule), checked before the command runs. */
 function checkScope(ctx: RequestContext, body: unknown): void {
-  const type = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as { type?: unknown }).type : undefined;
-  if (typeof type !== 'string') throw invalid('The library body is a command object with a type field.', [{ field: 'type', message: 'is required' }]);
-  const needed = requiredScope(type);
-  if (!ctx.credential!.scopeSet.has(needed)) throw new ServiceError('FORBIDDEN', `The ${type} command needs the scope ${needed}.`);
+  const needed = scopeOfCommand(body);
+  if (!ctx.credential!.scopeSet.has(needed)) throw new ServiceError('FORBIDDEN', `The ${(body as { type: string }).type} command needs the scope ${needed}.`);
 }
 
 /** POST /api/v1/library */
@@ -28,8 +24,11 @@ const libraryCommand = bind(contract.libraryCommand, async (ctx, input) => {
   checkScope(ctx, input.body);
   const result = await ctx.engine.library.execute(actorOf(ctx), input.body);
   // 201 when this call stored a new item or upload; 200 for reads, retries and reading-state changes.
-  const created = CREATING.has(result.type) && 'created' in result && result.created;
-  return ok(ctx, created ? 201 : 200, JSON.stringify(result));
+  const created = LIBRARY_CREATING_TYPES.has(result.type) && 'created' in result && result.created;
+  const { receipt, ...data } = result as typeof result & { receipt?: IdempotencyReceipt | null };
+  // Where the bytes of a prepared upload go is this edge's route.
+  if (data.type === 'prepare-upload') Object.assign(data, { upload: { ...data.upload, method: 'PUT', path: contract.putLibraryUpload.path.replace('{uploadId}', data.upload.uploadId) } });
+  return ok(ctx, created ? 201 : 200, JSON.stringify(data), receipt ? { receipt } : {});
 });
 
 /** PUT /api/v1/library/uploads/{uploadId}: the bytes of a prepared upload. */

@@ -12,17 +12,19 @@ import { ok } from '../envelope.ts';
 import { bind } from '../bind.ts';
 import { contract } from '../../contract/operations.ts';
 
-/** POST /operator/v1/credentials: 201 with the token, shown this once. */
+/** POST /operator/v1/credentials: 201 with the token, shown this once (an exact repeat under its Idempotency-Key: token null). */
 const createCredential = bind(contract.createCredential, async (ctx, input) => {
   const body = parseOrThrow(CredentialRequestSchema, input.body, 'credential request');
-  const { token, credential: c } = await ctx.engine.credentials.create({
+  const request = {
     accountId: body.account,
     label: body.label,
     scopes: body.scopes,
     documentRef: body.documentRef,
     requestBudget: body.requestBudget,
     expiresInDays: body.expiresInDays,
-  });
+  };
+  const key = input.headers.idempotencyKey;
+  const { token, credential: c, receipt } = key === undefined ? { ...(await ctx.engine.credentials.create(request)), receipt: undefined } : await ctx.engine.credentials.createOnce(request, key);
   const data = {
     token,
     credentialRef: c.credentialRef,
@@ -36,7 +38,7 @@ const createCredential = bind(contract.createCredential, async (ctx, input) => {
     requestBudget: c.requestBudget,
     createdAt: isoTimestamp(c.createdAt),
   };
-  return ok(ctx, 201, JSON.stringify(data), { headers: { 'cache-control': 'no-store' } });
+  return ok(ctx, 201, JSON.stringify(data), receipt ? { receipt, headers: { 'cache-control': 'no-store' } } : { headers: { 'cache-control': 'no-store' } });
 });
 
 /** POST /operator/v1/activation: change switches; 200 with the whole (effective) state. */
