@@ -57,7 +57,7 @@ async function decided(engine: Engine, ctx: ResearchRunContext, proposalRef: str
 /** The runner; `engine` is resolved lazily (the runner is passed to `createEngine` before the engine exists). */
 export function reviewRunner(engine: () => Engine): ResearchRunner {
   return {
-    async run(_job, ctx) {
+    async run(job, ctx) {
       await ctx.setPhase('planning', 'Planning');
       await ctx.setPhase('synthesizing', 'Writing the report');
       await ctx.stageReport({
@@ -68,7 +68,7 @@ export function reviewRunner(engine: () => Engine): ResearchRunner {
         ],
       });
       await ctx.setPhase('proposing', 'Proposing');
-      const proposal = await ctx.submitProposal(KIT_PROPOSAL, { idempotencyKey: 'kit-proposal-0000001' });
+      const proposal = await ctx.submitProposal(KIT_PROPOSAL, { idempotencyKey: `kit-proposal-${job.jobId}` } /* proposal keys belong to the account: one per job */);
       await ctx.setPhase('requesting-review', 'Waiting for the person');
       await ctx.waiting({ summary: 'Waiting for a person to review the proposal', requiredAction: 'review-in-browser' });
       const state = await decided(engine(), ctx, proposal.proposalRef);
