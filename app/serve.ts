@@ -14,9 +14,10 @@ import { createApiHandler } from '../src/api/handler.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
 import { contentExtractor, nodeFetcher } from '../adapters/capture/index.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
+import { fixtureRunner } from '../src/jobs/fixture-runner.ts';
 import { MAX_REQUEST_BODY } from '../src/limits.ts';
 import type { Storage } from '../src/ports.ts';
-import { seedDemo, type DemoSeed } from './demo-seed.ts';
+import { DEMO_ACCOUNT, seedDemo, type DemoSeed } from './demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
 import { mountMcp } from '../transports/mcp/index.ts';
 import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';
@@ -53,6 +54,13 @@ export interface ServeOptions {
   documentPages?: DocumentPagesMode;
   /** One line per request to `write`; default none. */
   requestLog?: { write: (line: string) => void; format: RequestLogFormat };
+  /**
+   * The research runner: `none` (default; fresh research-job starts answer 410 FEATURE_RETIRED) or
+   * `fixture`, the scripted runner of src/jobs/fixture-runner.ts (for building agents against).
+   */
+  researchRunner?: 'none' | 'fixture';
+  /** How long each phase of the fixture runner takes, in ms; default 200. */
+  fixturePhaseMs?: number;
   /** Notices for the person running the server (a torn journal tail discarded on open); default none. */
   notice?: (line: string) => void;
 }
@@ -72,6 +80,13 @@ export interface DevServer {
   readonly storageKind: 'lowdb' | 'memory';
   /** Absolute data folder (lowdb only). */
   readonly dataDir: string | null;
+  /**
+   * The local person's account: `demo` when the data were seeded with the demo fixtures, else
+   * `owner`. Credentials made through the operator API without an account belong to it.
+   */
+  readonly localAccount: string;
+  /** The research runner installed (`none`: fresh starts answer 410). */
+  readonly researchRunner: 'none' | 'fixture';
   readonly engine: Engine;
   /** Stop accepting, let in-flight requests finish, then close the engine (flushes storage, releases the lock). */
   close(): Promise<void>;
@@ -150,6 +165,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   let mcp: ReturnType<typeof mountMcp> | null = null;
   let demo: DemoSeed | null = null;
   let demoSeededNow = false;
+  let localAccount = 'owner';
   try {
     if (dataDir) {
       await prepareDataDir(dataDir);
@@ -166,8 +182,15 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     } else {
       storage = memoryStorage();
     }
-    engine = createEngine({
+    const researchRunner = options.researchRunner ?? 'none';
+    let wired: Engine | null = null;
+    const runner =
+      researchRunner === 'fixture'
+        ? fixtureRunner({ reviews: () => wired!.operator, ...(options.fixturePhaseMs === undefined ? {} : { phaseMs: options.fixturePhaseMs }) })
+        : undefined;
+    engine = wired = createEngine({
       storage,
+      ...(runner ? { runner } : {}),
       baseUrl: listener.url,
       fetcher: nodeFetcher(),
       extractor: contentExtractor(),
@@ -175,7 +198,8 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       ...(options.budgetWindowMs === undefined ? {} : { budgetWindowMs: options.budgetWindowMs }),
     });
     if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = await demoFor(engine, dataDir));
-    const api = createApiHandler({ engine, operatorKey, documentPages: options.documentPages ?? 'sign-in-required' });
+    localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : 'owner';
+    const api = createApiHandler({ engine, operatorKey, localAccount, documentPages: options.documentPages ?? 'sign-in-required' });
     active = options.requestLog ? withRequestLog(api, options.requestLog.write, options.requestLog.format) : api;
     // The MCP server (streamable HTTP) at /mcp: every tool call goes through the same handler.
     mcp = mountMcp(listener.server, { handler: active });
@@ -198,6 +222,8 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     demoSeededNow,
     storageKind,
     dataDir,
+    localAccount,
+    researchRunner: options.researchRunner ?? 'none',
     engine: ready,
     close() {
       closing ??= (async () => {

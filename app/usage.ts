@@ -23,9 +23,16 @@ Options:
   --storage lowdb|memory      where state lives (default lowdb)
   --seed demo|none            load the demo fixtures once into the data folder (default none)
   --operator-key KEY          operator key of /operator/v1, at least 16 characters
-                              (default: generated and printed)
+                              (default: the environment's KW_OPERATOR_KEY, else
+                              generated and printed)
   --capture-allow-private     let library capture fetch private and loopback addresses
   --budget-window DURATION    request-budget window, e.g. 500ms, 30s, 10m, 24h, 7d (default 24h)
+  --research-runner none|fixture
+                              fixture: a scripted research runner for building agents
+                              against (each job plans, retrieves, extracts, proposes,
+                              synthesizes a report, then waits for the person's review;
+                              a question with the word "fail" fails); default none
+                              (fresh research-job starts answer 410)
   --dev-open-document-pages   serve /documents/{documentRef} pages WITHOUT sign-in: anyone who can
                               reach the server reads every private document shown there (default:
                               those pages answer 401 and point to the API)

@@ -74,6 +74,7 @@ export type {
 export type { ResearchJob, ResearchJobEvent, ResearchJobSummary, ResearchReportSpec } from './jobs/schemas.ts';
 export type { ResearchJobPage, ResearchJobEventPage, ResearchAuditDiagnostic, PublicArtifactRef } from './jobs/schemas.ts';
 export type { ProposalSink, SubmittedProposal } from './jobs/runner.ts';
+export { fixtureRunner, type FixtureRunnerOptions, type ReviewOutcomes } from './jobs/fixture-runner.ts';
 export type { KnowledgeService, KnowledgeOperator } from './knowledge/service.ts';
 export { publishFromAcceptedProposal, type PublishInput, type PublishedArtifacts } from './knowledge/publish.ts';
 export type { ProposalRequest, ProposalSubmissionResult } from './knowledge/proposal-schema.ts';

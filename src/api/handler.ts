@@ -58,6 +58,11 @@ export interface ApiHandlerOptions {
    * 15 s of silence, closing after 1024 events or 20 s. Tests and benchmarks shorten them.
    */
   eventStreams?: SseLimits | undefined;
+  /**
+   * The local person's account: `POST /operator/v1/credentials` without `account` (and without a
+   * `documentRef`, whose document names its account) creates a credential of it. Default `owner`.
+   */
+  localAccount?: string | undefined;
 }
 
 /** What {@link ApiHandlerOptions.onResponse} receives. */
@@ -157,6 +162,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     : () => engine.activation.get();
 
   const settings: EdgeSettings = { documentPages: options.documentPages ?? 'sign-in-required', openApiJson, eventStreams: options.eventStreams ?? {} };
+  if (options.localAccount !== undefined) settings.localAccount = options.localAccount;
   const operations = listOperations().filter((op) => op.operationId !== 'getDocumentPage' || settings.documentPages !== 'off');
   const router = createRouter(operations);
   const fieldNames = new Map(operations.map((op) => [op, wireFieldNames(op.input)]));

@@ -54,7 +54,7 @@ export const createCredential = defineOperation({
   async run(ctx, input) {
     const body = parseOrThrow(CredentialRequestSchema, input.body, 'credential request');
     const { token, credential: c } = await ctx.engine.credentials.create({
-      accountId: body.account,
+      accountId: body.account ?? (body.documentRef ? undefined : ctx.settings.localAccount),
       label: body.label,
       scopes: body.scopes,
       documentRef: body.documentRef,
