@@ -49,8 +49,11 @@ async function follow(server: DevServer, token: string, jobId: string, after: st
   const decoder = new TextDecoder();
   let buffer = '';
   try {
-    for await (const chunk of res.body!) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+    const reader = res.body!.getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buffer += decoder.decode(value, { stream: true });
       let end: number;
       while ((end = buffer.indexOf('\n\n')) !== -1) {
         const frame = buffer.slice(0, end);

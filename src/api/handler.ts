@@ -218,7 +218,10 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     } else if (op.auth === 'operator') {
       const m = authorization === undefined ? null : BEARER.exec(authorization);
       if (!operatorKey) throw authRequired('The operator API is disabled: this server has no operator key.');
-      if (m === null || !constantTimeEqual(m[1]!, operatorKey)) throw authRequired('The operator API needs Authorization: Bearer <operator key>.');
+      if (m === null) throw authRequired('The operator API needs Authorization: Bearer <operator key>.');
+      if (!constantTimeEqual(m[1]!, operatorKey)) {
+        throw authRequired("The operator key does not match this server's operator key (the one kw serve printed, --operator-key or KW_OPERATOR_KEY).");
+      }
     }
 
     // "Activation-blocked operations answer 503 to every authenticated request": before the scope.
