@@ -153,4 +153,16 @@ export function stopOnSignals(server: DevServer, io: CliIO): void {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // Under `npm start` the parent is npm: when it is gone (killed without passing the signal on, e.g.
+  // SIGKILL), stop too rather than keep holding the port and the data folder as an orphan.
+  if (process.env.npm_lifecycle_event !== undefined) {
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid !== parent) {
+        clearInterval(watch);
+        stop('SIGHUP');
+      }
+    }, 1000);
+    watch.unref();
+  }
 }
