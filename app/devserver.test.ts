@@ -267,4 +267,21 @@ test('the request log names the library command type', async () => {
   }
 });
 
+
+
+test('the succeeded demo job names its inquiry in artifacts.inquiry (the released inquiry artifact)', async () => {
+  const server = await serve({ port: 0, storage: 'memory', seed: 'demo' });
+  try {
+    const jobId = server.demo!.jobs!.succeeded;
+    const res = await fetch(`${server.url}/api/v1/research-jobs/${jobId}`, { headers: { authorization: `Bearer ${server.demo!.token}` } });
+    assert.is(res.status, 200);
+    const job = ((await res.json()) as { data: { state: string; artifacts: { inquiry: { inquiryId: string } | null; publicArtifacts: { kind: string; artifactId: string }[] } } }).data;
+    assert.is(job.state, 'succeeded');
+    assert.ok(job.artifacts.inquiry, 'artifacts.inquiry is set');
+    const released = job.artifacts.publicArtifacts.find((a) => a.kind === 'inquiry');
+    assert.is(released?.artifactId, job.artifacts.inquiry!.inquiryId);
+  } finally {
+    await server.close();
+  }
+});
 test.run();

@@ -171,7 +171,8 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     const request = ctx.request;
     const headers = request.headers;
     const authorization = headers.authorization;
-    if (headers.cookie !== undefined && authorization !== undefined && BEARER_SCHEME.test(authorization)) {
+    // An empty Cookie header carries no session cookie.
+    if (headers.cookie !== undefined && headers.cookie.trim() !== '' && authorization !== undefined && BEARER_SCHEME.test(authorization)) {
       throw new ServiceError('AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.');
     }
 

@@ -17,13 +17,14 @@ export const readPrincipal = defineOperation({
   description: 'The principal, its remaining request budget and budgets. A document-bound credential also receives its documentRef and browserHref.',
   auth: 'bearer',
   charge: 'before',
+  researchBudget: true,
   input: {},
   responses: {
     200: { description: 'The principal.', json: PrincipalEnvelopeSchema },
     400: { description: 'INVALID_REQUEST: X-Request-Id is malformed.' },
   },
   run(ctx) {
-    const principal = ctx.engine.credentials.principal(ctx.credential!, ctx.budget ?? undefined);
+    const principal = ctx.engine.credentials.principal(ctx.credential!, ctx.budget ?? undefined, ctx.engine.jobs.researchRuns(ctx.credential!.actor));
     return ok(ctx, 200, JSON.stringify(principal));
   },
 });
