@@ -4,6 +4,9 @@
  * retrieving, retryable.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { serve, type DevServer } from './serve.ts';
@@ -175,6 +178,37 @@ test('fixture runner: a question with the word "fail" fails in phase retrieving,
     assert.is(job.artifacts.report, null);
   } finally {
     await server.close();
+  }
+});
+
+test('fixture runner: a job waiting for its review survives a restart and succeeds when accepted after it', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-fixture-'));
+  try {
+    const options = { port: 0, data: dir, researchRunner: 'fixture', fixturePhaseMs: 10, operatorKey: 'fixture-restart-operator-key' } as const;
+    const first = await serve(options);
+    let token: string;
+    let jobId: string;
+    let reviewRef: string;
+    try {
+      token = await tokenOf(first);
+      jobId = await startJob(first, token, 'Does a waiting job survive a restart?');
+      await follow(first, token, jobId, null, (e) => e.kind === 'job.waiting');
+      reviewRef = (await readJob(first, token, jobId)).artifacts.review.reviewRef;
+    } finally {
+      await first.close();
+    }
+    const second = await serve(options);
+    try {
+      assert.is((await readJob(second, token, jobId)).state, 'waiting');
+      await decide(second, reviewRef, 'accept');
+      const events = await follow(second, token, jobId, null, terminal);
+      assert.is(events.at(-1)!.kind, 'job.succeeded');
+      assert.equal(events.filter((e) => e.kind === 'job.phase').map((e) => e.phase), ['planning', 'retrieving', 'extracting', 'proposing', 'synthesizing', 'requesting-review', 'requesting-review'], 'nothing was redone');
+    } finally {
+      await second.close();
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
   }
 });
 
