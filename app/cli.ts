@@ -9,6 +9,7 @@
  *          [--dev-open-document-pages] [--json] [--log text|json] [--quiet]
  * kw token create --url URL --operator-key KEY --scopes a,b [--account A] [--document REF]
  *          [--budget N] [--expires-in-days D] [--label TEXT] [--json]
+ * kw reset --data DIR [--yes]
  * kw help | kw --help | kw <command> --help | kw --version
  * ```
  *
@@ -22,7 +23,8 @@ import { isExtractWorker, serveExtractions } from '../adapters/capture/extract-t
 import { MCP_HELP, runMcpCommand } from './mcp-command.ts';
 import { startServe, stopOnSignals, type CliIO } from './serve-command.ts';
 import { runTokenCreate } from './token-command.ts';
-import { SERVE_HELP, TOKEN_HELP, USAGE, UsageError } from './usage.ts';
+import { runReset } from './reset-command.ts';
+import { RESET_HELP, SERVE_HELP, TOKEN_GROUP_HELP, TOKEN_HELP, USAGE, UsageError } from './usage.ts';
 import { VERSION } from './version.ts';
 
 export type { CliIO } from './serve-command.ts';
@@ -70,12 +72,23 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
       return await runMcpCommand(rest, io);
     }
     if (command === 'token') {
+      if (rest[0] !== 'create' && wantsHelp(rest.slice(0, 1))) {
+        io.out(TOKEN_GROUP_HELP);
+        return 0;
+      }
       if (rest[0] !== 'create') throw new UsageError(rest[0] === undefined ? 'token needs a subcommand: token create' : `unknown command: token ${rest[0]}`);
       if (wantsHelp(rest)) {
         io.out(TOKEN_HELP);
         return 0;
       }
       return await runTokenCreate(rest.slice(1), io);
+    }
+    if (command === 'reset') {
+      if (wantsHelp(rest)) {
+        io.out(RESET_HELP);
+        return 0;
+      }
+      return await runReset(rest, io);
     }
     throw new UsageError(`unknown command: ${command}`);
   } catch (error) {

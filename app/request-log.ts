@@ -16,6 +16,8 @@ export interface RequestLogEntry {
   method: string;
   /** Path with masked query values (see {@link safePath}). */
   path: string;
+  /** The library command type of `POST /api/v1/library` (`save-link`, `get` …), when the body names one. */
+  command?: string;
   status: number;
   /** Handler time in milliseconds, 0.1 ms resolution. */
   durationMs: number;
@@ -71,10 +73,24 @@ function errorOf(response: PlainResponse): { code: string; message: string } | u
   }
 }
 
-/** One entry as a line: JSON, or `time method path status duration requestId [code "message"]`. */
+const LIBRARY_PATH = /^\/api\/v1\/library(?:\?|$)/;
+const COMMAND_TYPE = /^[a-z][a-z-]{0,39}$/;
+
+/** The `type` of a library command body (a short kebab-case name), or undefined. */
+export function libraryCommandOf(method: string, url: string, body: Uint8Array | null): string | undefined {
+  if (method !== 'POST' || body === null || body.byteLength === 0 || !LIBRARY_PATH.test(url)) return undefined;
+  try {
+    const type = (JSON.parse(decoder.decode(body)) as { type?: unknown } | null)?.type;
+    return typeof type === 'string' && COMMAND_TYPE.test(type) ? type : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One entry as a line: JSON, or `time method path [(command)] status duration requestId [code "message"]`. */
 export function formatEntry(entry: RequestLogEntry, format: RequestLogFormat): string {
   if (format === 'json') return JSON.stringify(entry);
-  const base = `${entry.time} ${entry.method} ${entry.path} ${entry.status} ${entry.durationMs.toFixed(1)}ms ${entry.requestId ?? '-'}`;
+  const base = `${entry.time} ${entry.method} ${entry.path}${entry.command ? ` (${entry.command})` : ''} ${entry.status} ${entry.durationMs.toFixed(1)}ms ${entry.requestId ?? '-'}`;
   return entry.error ? `${base} ${entry.error.code} ${JSON.stringify(entry.error.message)}` : base;
 }
 
@@ -92,10 +108,12 @@ export function withRequestLog(
     const time = new Date().toISOString();
     const started = now();
     const response = await handler(request);
+    const command = libraryCommandOf(request.method, request.url, request.body);
     const entry: RequestLogEntry = {
       time,
       method: request.method,
       path: safePath(request.url),
+      ...(command === undefined ? {} : { command }),
       status: response.status,
       durationMs: Math.round((now() - started) * 10) / 10,
       requestId: response.headers['x-request-id'] ?? null,

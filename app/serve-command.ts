@@ -21,8 +21,8 @@ function hostList(value: string): string[] {
   return hosts;
 }
 
-/** Flags of `kw serve` → options of {@link serve}; wrong flags throw a {@link UsageError}. */
-export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { json: boolean } {
+/** Flags of `kw serve` (and `KW_OPERATOR_KEY` of `env`) → options of {@link serve}; wrong flags throw a {@link UsageError}. */
+export function serveOptionsFrom(args: string[], io: CliIO, env: NodeJS.ProcessEnv = process.env): ServeOptions & { json: boolean } {
   const { values } = parseFlags(
     args,
     {
@@ -37,14 +37,14 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
       'accept-data-loss': { type: 'boolean' },
       'dev-open-document-pages': { type: 'boolean' },
       'mcp-allowed-hosts': { type: 'string' },
+      'research-runner': { type: 'string' },
       json: { type: 'boolean' },
       log: { type: 'string' },
       quiet: { type: 'boolean' },
     },
     HELP,
   );
-  const operatorKey = values['operator-key'];
-  if (operatorKey !== undefined && operatorKey.length < 16) throw new UsageError('--operator-key must be at least 16 characters', HELP);
+  const operatorKey = operatorKeyFrom(values['operator-key'], env, HELP);
   if (values.host === '') throw new UsageError('--host must not be empty', HELP);
   if (values.data === '') throw new UsageError('--data must not be empty', HELP);
   const storage = oneOf('--storage', values.storage, ['lowdb', 'memory'] as const, 'lowdb', HELP);
@@ -64,16 +64,33 @@ export function serveOptionsFrom(args: string[], io: CliIO): ServeOptions & { js
     ...(values['budget-window'] === undefined ? {} : { budgetWindowMs: parseDuration(values['budget-window'], HELP) }),
     documentPages: values['dev-open-document-pages'] ? 'open' : 'sign-in-required',
     ...(values['mcp-allowed-hosts'] === undefined ? {} : { mcpAllowedHosts: hostList(values['mcp-allowed-hosts']) }),
+    researchRunner: oneOf('--research-runner', values['research-runner'], ['none', 'fixture'] as const, 'none', HELP),
     ...(values.quiet ? {} : { requestLog: { write: (line: string) => io.err(line), format } }),
     notice: (line: string) => io.err(line),
     json: values.json ?? false,
   };
 }
 
+/**
+ * The operator key: `--operator-key`, else the environment's `KW_OPERATOR_KEY`, else undefined (the
+ * server makes one). Either must be at least 16 characters.
+ */
+export function operatorKeyFrom(flag: string | undefined, env: NodeJS.ProcessEnv, help: string): string | undefined {
+  if (flag !== undefined) {
+    if (flag.length < 16) throw new UsageError('--operator-key must be at least 16 characters', help);
+    return flag;
+  }
+  const fromEnv = env.KW_OPERATOR_KEY;
+  if (fromEnv === undefined || fromEnv === '') return undefined;
+  if (fromEnv.length < 16) throw new UsageError('KW_OPERATOR_KEY must be at least 16 characters', help);
+  return fromEnv;
+}
+
 function printBanner(server: DevServer, pagesOpen: boolean, io: CliIO): void {
   const where = server.storageKind === 'lowdb' ? `lowdb storage in ${server.dataDir}` : 'memory storage (nothing is kept)';
   io.out(`kw: listening on ${server.url} (${where})`);
-  io.out(`kw: operator key: ${server.operatorKey}${server.operatorKeyGenerated ? '  (generated; pass --operator-key to choose one)' : ''}`);
+  io.out(`kw: operator key: ${server.operatorKey}${server.operatorKeyGenerated ? '  (generated; pass --operator-key or set KW_OPERATOR_KEY to choose one)' : ''}`);
+  io.out(`kw: local person's account: ${server.localAccount} (tokens made without --account belong to it)`);
   if (server.demo) {
     io.out(`kw: demo token (account demo, every scope)${server.demoSeededNow ? '' : ', reused from the data folder'}:`);
     io.out(`    ${server.demo.token}`);
@@ -84,14 +101,26 @@ function printBanner(server: DevServer, pagesOpen: boolean, io: CliIO): void {
     io.out(`    curl -H "Authorization: Bearer $TOKEN" "${server.url}/api/v1/documents/${server.demo.documentRef}?format=markdown"`);
   } else {
     io.out('kw: create a token (in another terminal, from this folder):');
-    io.out(`    ${KW} token create --url ${server.url} --operator-key ${server.operatorKey} --scopes document:create,document:read,document:write`);
+    io.out(`    ${KW} token create --url ${server.url} --operator-key ${server.operatorKey} --scopes document:create,document:read,document:write${server.researchRunner === 'fixture' ? ',inquiry:create,knowledge:propose,research:run,research:read' : ''}`);
     io.out('kw: then try it:');
     io.out(`    curl -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`);
   }
   if (server.signInUrl) io.out(`kw: sign in to the console (one use, 15 minutes; account ${server.localAccount}): ${server.signInUrl}`);
+  if (server.researchRunner === 'fixture') printFixtureHelp(server, io);
   if (pagesOpen) io.out('kw: WARNING --dev-open-document-pages: /documents/{documentRef} pages show private documents to anyone who can reach this server');
   io.out(`kw: OpenAPI document: ${server.url}/openapi.json`);
+  io.out(`kw: MCP (streamable HTTP): ${server.url}/mcp`);
   io.out('kw: press Ctrl-C to stop');
+}
+
+/** How to drive the fixture research runner: start a job, follow it, decide its review. */
+function printFixtureHelp(server: DevServer, io: CliIO): void {
+  const auth = '-H "Authorization: Bearer $TOKEN"';
+  const spec = JSON.stringify({ v: 1, question: 'How do CRDTs converge?', profile: 'focused', visibilityIntent: 'private', deliverable: { kind: 'report', form: 'evidence-review', language: 'en' }, spaceRef: { kind: 'new-document', title: 'CRDTs' } });
+  io.out('kw: research runner: fixture (scripted; each phase ~200 ms; a question with the word "fail" fails in phase retrieving)');
+  io.out(`    curl ${auth} -H "Idempotency-Key: $(uuidgen)" -H "Content-Type: application/json" -d '${spec}' ${server.url}/api/v1/research-jobs`);
+  io.out(`    curl -N ${auth} ${server.url}/api/v1/research-jobs/$JOB/events   (SSE; the job waits in requesting-review with artifacts.review)`);
+  io.out(`    curl -H "Authorization: Bearer ${server.operatorKey}" -H "Content-Type: application/json" -d '{"decision":"accept","person":"Me"}' ${server.url}/operator/v1/reviews/$REVIEW/decisions   (accept → succeeded; reject → failed)`);
 }
 
 /**
@@ -137,4 +166,16 @@ export function stopOnSignals(server: DevServer, io: CliIO): void {
   };
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);
+  // Under `npm start` the parent is npm: when it is gone (killed without passing the signal on, e.g.
+  // SIGKILL), stop too rather than keep holding the port and the data folder as an orphan.
+  if (process.env.npm_lifecycle_event !== undefined) {
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid !== parent) {
+        clearInterval(watch);
+        stop('SIGHUP');
+      }
+    }, 1000);
+    watch.unref();
+  }
 }

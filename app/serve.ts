@@ -15,9 +15,10 @@ import { createBrowserApp, type BrowserApp } from '../src/web/app.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
 import { contentExtractor, nodeFetcher } from '../adapters/capture/index.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
+import { fixtureRunner } from '../src/jobs/fixture-runner.ts';
 import { MAX_REQUEST_BODY } from '../src/limits.ts';
 import type { Storage } from '../src/ports.ts';
-import { seedDemo, type DemoSeed } from './demo-seed.ts';
+import { DEMO_ACCOUNT, seedDemo, type DemoSeed } from './demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
 import { mountMcp } from '../transports/mcp/index.ts';
 import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';
@@ -64,6 +65,13 @@ export interface ServeOptions {
   documentPages?: DocumentPagesMode;
   /** One line per request to `write`; default none. */
   requestLog?: { write: (line: string) => void; format: RequestLogFormat };
+  /**
+   * The research runner: `none` (default; fresh research-job starts answer 410 FEATURE_RETIRED) or
+   * `fixture`, the scripted runner of src/jobs/fixture-runner.ts (for building agents against).
+   */
+  researchRunner?: 'none' | 'fixture';
+  /** How long each phase of the fixture runner takes, in ms; default 200. */
+  fixturePhaseMs?: number;
   /** Notices for the person running the server (a torn journal tail discarded on open); default none. */
   notice?: (line: string) => void;
   /** Install the person's browser app (sign-in, console, agent access, reviews); default true. */
@@ -100,13 +108,18 @@ export interface DevServer {
   readonly storageKind: 'lowdb' | 'memory';
   /** Absolute data folder (lowdb only). */
   readonly dataDir: string | null;
+  /**
+   * The local person's account: `demo` when the data were seeded with the demo fixtures, else
+   * `owner`. Credentials made through the operator API without an account belong to it.
+   */
+  readonly localAccount: string;
+  /** The research runner installed (`none`: fresh starts answer 410). */
+  readonly researchRunner: 'none' | 'fixture';
   readonly engine: Engine;
   /** The browser app, when installed (see docs/browser-app.md). */
   readonly browserApp: BrowserApp | null;
   /** A one-time sign-in link for the local person, made at start (null without the browser app). */
   readonly signInUrl: string | null;
-  /** The local person's account: `demo` when seeded with the demo fixtures, else `owner`. */
-  readonly localAccount: string;
   /** Stop accepting, let in-flight requests finish, then close the engine (flushes storage, releases the lock). */
   close(): Promise<void>;
 }
@@ -187,7 +200,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   let demoSeededNow = false;
   let browserApp: BrowserApp | null = null;
   let signInUrl: string | null = null;
-  const localAccount = options.seed === 'demo' ? 'demo' : 'owner';
+  let localAccount = 'owner';
   try {
     if (dataDir) {
       await prepareDataDir(dataDir);
@@ -200,8 +213,15 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     } else {
       storage = memoryStorage();
     }
-    engine = createEngine({
+    const researchRunner = options.researchRunner ?? 'none';
+    let wired: Engine | null = null;
+    const runner =
+      researchRunner === 'fixture'
+        ? fixtureRunner({ reviews: () => wired!.operator, ...(options.fixturePhaseMs === undefined ? {} : { phaseMs: options.fixturePhaseMs }) })
+        : undefined;
+    engine = wired = createEngine({
       storage,
+      ...(runner ? { runner } : {}),
       baseUrl: listener.url,
       fetcher: nodeFetcher(),
       extractor: contentExtractor(),
@@ -211,9 +231,10 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       ...(options.budgetWindowMs === undefined ? {} : { budgetWindowMs: options.budgetWindowMs }),
     });
     if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = await demoFor(engine, dataDir));
+    localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : 'owner';
     const documentPages = options.documentPages ?? 'sign-in-required';
     const app = options.browserApp === false ? null : createBrowserApp(engine, { operatorKey, localAccount, openDocumentPages: documentPages === 'open' });
-    const api = createApiHandler({ engine, operatorKey, documentPages, ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
+    const api = createApiHandler({ engine, operatorKey, localAccount, documentPages, ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
     const pages = app ? app.mount(api) : api;
     if (app) signInUrl = (await app.createSignInLink()).url;
     browserApp = app;
@@ -239,10 +260,11 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     demoSeededNow,
     storageKind,
     dataDir,
+    localAccount,
+    researchRunner: options.researchRunner ?? 'none',
     engine: ready,
     browserApp,
     signInUrl,
-    localAccount,
     close() {
       closing ??= (async () => {
         try {

@@ -24,9 +24,10 @@ export async function runTokenCreate(args: string[], io: CliIO): Promise<number>
     },
     HELP,
   );
-  for (const flag of ['url', 'operator-key', 'scopes'] as const) {
-    if (!values[flag]) throw new UsageError(`--${flag} is required`, HELP);
-  }
+  const operatorKey = values['operator-key'] || process.env.KW_OPERATOR_KEY;
+  if (!values.url) throw new UsageError('--url is required', HELP);
+  if (!operatorKey) throw new UsageError('--operator-key is required', HELP);
+  if (!values.scopes) throw new UsageError('--scopes is required', HELP);
   let base: URL;
   try {
     base = new URL(values.url!);
@@ -46,7 +47,7 @@ export async function runTokenCreate(args: string[], io: CliIO): Promise<number>
   try {
     response = await fetch(endpoint, {
       method: 'POST',
-      headers: { authorization: `Bearer ${values['operator-key']}`, 'content-type': 'application/json', accept: 'application/json' },
+      headers: { authorization: `Bearer ${operatorKey}`, 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(body),
     });
   } catch (error) {

@@ -24,12 +24,19 @@ Options:
   --storage lowdb|memory      where state lives (default lowdb)
   --seed demo|none            load the demo fixtures once into the data folder (default none)
   --operator-key KEY          operator key of /operator/v1, at least 16 characters
-                              (default: generated and printed)
+                              (default: the environment's KW_OPERATOR_KEY, else
+                              generated and printed)
   --capture-allow-private     let library capture fetch private and loopback addresses
   --budget-window DURATION    request-budget window, e.g. 500ms, 30s, 10m, 24h, 7d (default 24h)
   --accept-data-loss          open a data folder whose journal lost acknowledged writes (cut short or
                               damaged), keeping what is intact; without it such a folder is refused
                               with what was lost (a torn last write after a crash never needs it)
+  --research-runner none|fixture
+                              fixture: a scripted research runner for building agents
+                              against (each job plans, retrieves, extracts, proposes,
+                              synthesizes a report, then waits for the person's review;
+                              a question with the word "fail" fails); default none
+                              (fresh research-job starts answer 410)
   --dev-open-document-pages   serve /documents/{documentRef} pages WITHOUT sign-in: anyone who can
                               reach the server reads every private document shown there (default:
                               signed out, those pages answer 401 and say how to sign in)
@@ -49,14 +56,37 @@ Create a credential through the operator API of a running server.
 
 Options:
   --url URL                   server URL, e.g. http://127.0.0.1:8787 (required)
-  --operator-key KEY          operator key (required)
+  --operator-key KEY          operator key (required unless KW_OPERATOR_KEY is set)
   --scopes a,b                comma-separated scopes (required)
-  --account A                 owning account (default owner)
+  --account A                 owning account (default: the local person's, demo when
+                              the server's data were seeded with --seed demo, else owner)
   --document REF              bind the credential to one document (documentRef)
   --budget N                  request budget 1-10000 (default 10000)
   --expires-in-days D         lifetime 1-90 days (default 90)
   --label TEXT                label (default "kw token create")
   --json                      print the created credential as one JSON line
+  -h, --help                  show this text
+`;
+
+/** `kw token --help`: the token commands. */
+export const TOKEN_GROUP_HELP = `Usage: ${KW} token <subcommand> [options]
+
+Subcommands:
+  create                      create a credential through the operator API of a running server
+
+Run "${KW} token create --help" for its options.
+`;
+
+/** `kw reset --help`. */
+export const RESET_HELP = `Usage: ${KW} reset --data DIR [--yes]
+
+Empty a data folder of the dev server: every document, credential, research job and the demo seed
+go, so the next "${KW} serve --data DIR" starts empty (and --seed demo seeds again). Refused while a
+server holds the folder (its pid is named), and for a folder holding files kw serve does not write.
+
+Options:
+  --data DIR                  the data folder (required)
+  -y, --yes                   do not ask for confirmation
   -h, --help                  show this text
 `;
 
@@ -67,6 +97,7 @@ Commands:
   serve                       run the API server for local development (MCP at /mcp too)
   mcp                         serve the API to an MCP client over stdio
   token create                create a credential through the operator API
+  reset                       empty a data folder
   help                        show this text
 
 Options:

@@ -66,5 +66,6 @@ export type { Fetcher, Extractor } from './library/index.ts';
 // The engine's services (what they answer is typed through them)
 export type { DocumentsService, DocumentView, DocumentRead, DocumentFormat } from './documents/types.ts';
 export type { JobsService } from './jobs/index.ts';
+export { fixtureRunner, type FixtureRunnerOptions, type ReviewOutcomes } from './jobs/fixture-runner.ts';
 export type { KnowledgeService, KnowledgeOperator } from './knowledge/service.ts';
 export type { LibraryService, UploadSpool } from './library/index.ts';

@@ -17,6 +17,8 @@ export interface EdgeSettings {
   openApiJson: () => string;
   /** Limits of event streams (the contract's values unless the embedding program sets others). */
   eventStreams: SseLimits;
+  /** The account the operator API's credential creation defaults to (the local person's); default `owner`. */
+  localAccount?: string;
 }
 
 /** The state of one request as the pipeline fills it in. */

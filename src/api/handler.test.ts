@@ -94,8 +94,8 @@ edge('unknown /api/v1 path answers JSON 404 NOT_FOUND with a minted request id',
   assertError(await s.req('/api/v1/documents/'), 404, 'NOT_FOUND');
 });
 
-edge('paths outside /api/v1, /operator/v1 and /openapi.json answer JSON 404 too', async ({ s }) => {
-  for (const path of ['/', '/api', '/api/v2/auth', '/operator/v1/nope', '/favicon.ico', '/documents']) {
+edge('paths outside /api/v1, /operator/v1, /openapi.json and the home page answer JSON 404 too', async ({ s }) => {
+  for (const path of ['/api', '/index.html', '/api/v2/auth', '/operator/v1/nope', '/favicon.ico', '/documents']) {
     assertError(await s.req(path), 404, 'NOT_FOUND');
   }
 });

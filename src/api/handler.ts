@@ -68,6 +68,11 @@ export interface ApiHandlerOptions {
    * 15 s of silence, closing after 1024 events or 20 s. Tests and benchmarks shorten them.
    */
   eventStreams?: SseLimits | undefined;
+  /**
+   * The local person's account: `POST /operator/v1/credentials` without `account` (and without a
+   * `documentRef`, whose document names its account) creates a credential of it. Default `owner`.
+   */
+  localAccount?: string | undefined;
 }
 
 /** What {@link ApiHandlerOptions.onResponse} receives. */
@@ -166,6 +171,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     : () => engine.activation.get();
 
   const settings: EdgeSettings = { documentPages: options.documentPages ?? 'sign-in-required', openApiJson, eventStreams: options.eventStreams ?? {} };
+  if (options.localAccount !== undefined) settings.localAccount = options.localAccount;
   const bindings = listBindings().filter((b) => b.operation.operationId !== 'getDocumentPage' || settings.documentPages !== 'off');
   const router = createRouter(bindings, (b) => b.operation);
   const readers = new Map<AnyBinding, InputReader>(bindings.map((b) => [b, compileInputs(b.operation)]));
@@ -178,7 +184,8 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     const clientRequestId = headers['x-request-id'];
     const clientIdValid = clientRequestId === undefined || Patterns.clientRequestId.test(clientRequestId);
     if (clientIdValid) ctx.clientRequestId = clientRequestId;
-    if (headers.cookie !== undefined && authorization !== undefined && BEARER_SCHEME.test(authorization)) {
+    // An empty Cookie header carries no session cookie.
+    if (headers.cookie !== undefined && headers.cookie.trim() !== '' && authorization !== undefined && BEARER_SCHEME.test(authorization)) {
       throw new ServiceError('AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.');
     }
     if (!clientIdValid) {
@@ -222,7 +229,10 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     } else if (op.auth === 'operator') {
       const m = authorization === undefined ? null : BEARER.exec(authorization);
       if (!operatorKey) throw authRequired('The operator API is disabled: this server has no operator key.');
-      if (m === null || !constantTimeEqual(m[1]!, operatorKey)) throw authRequired('The operator API needs Authorization: Bearer <operator key>.');
+      if (m === null) throw authRequired('The operator API needs Authorization: Bearer <operator key>.');
+      if (!constantTimeEqual(m[1]!, operatorKey)) {
+        throw authRequired("The operator key does not match this server's operator key (the one kw serve printed, --operator-key or KW_OPERATOR_KEY).");
+      }
     }
 
     // "Activation-blocked operations answer 503 to every authenticated request": before the scope.

@@ -110,7 +110,7 @@ export interface CredentialService {
   /** The budget standing without charging. */
   budget(credential: Credential): BudgetStatus;
   /** The Principal view of a credential. */
-  principal(credential: Credential, budget?: BudgetStatus): Principal;
+  principal(credential: Credential, budget?: BudgetStatus, researchRuns?: { limit: number; remaining: number } | null): Principal;
   /** Persist pending budget counters. */
   flush(): Promise<void>;
 }
@@ -311,7 +311,7 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
     charge: (credential) => ledger.charge(credential),
     budget: (credential) => ledger.status(credential),
 
-    principal(credential, budget) {
+    principal(credential, budget, researchRuns) {
       const b = budget ?? ledger.status(credential);
       const p: Principal = {
         v: 1,
@@ -328,7 +328,10 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
         p.documentRef = credential.documentRef;
         p.browserHref = browserHref(credential.documentRef);
       }
-      p.budgets = { request: { limit: b.limit, remaining: b.remaining, windowMs: b.windowEnd - b.windowStart, resetsAt: isoTimestamp(b.windowEnd) } };
+      p.budgets = {
+        request: { limit: b.limit, remaining: b.remaining, windowMs: b.windowEnd - b.windowStart, resetsAt: isoTimestamp(b.windowEnd) },
+        researchRuns: researchRuns ?? null,
+      };
       return p;
     },
 

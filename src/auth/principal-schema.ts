@@ -23,8 +23,13 @@ export const PrincipalSchema = v.object({
   browserHref: v.optional(v.pipe(Href, v.description('Set for a document-bound credential.'))),
   budgets: v.optional(
     v.pipe(
-      v.object({ request: v.object({ limit: int(1, 10_000), remaining: int(0, 10_000), windowMs: int(1, MAX_SAFE), resetsAt: TimestampSchema }) }),
-      v.description('The request budget window: limit, what remains, the window length and when it resets.'),
+      v.object({
+        request: v.object({ limit: int(1, 10_000), remaining: int(0, 10_000), windowMs: int(1, MAX_SAFE), resetsAt: TimestampSchema }),
+        researchRuns: v.nullable(v.object({ limit: int(0, MAX_SAFE), remaining: int(0, MAX_SAFE) })),
+      }),
+      v.description(
+        'request: the request budget window (limit, what remains, the window length and when it resets); researchRuns: the research runs the account may start (limit, remaining), or null when unknown.',
+      ),
     ),
   ),
 });

@@ -5,7 +5,7 @@
 import type { FieldError } from '../errors.ts';
 import { blockContent, blockProps, type BlockExtra } from './blocknote.ts';
 import { inlineToMarkdown, parseInline, type InlineContent, type Styles, type StyledText } from './inline-markdown.ts';
-import { BLOCK_TYPES, type BlockRecord } from './model.ts';
+import { BLOCK_TYPES, CODE_LANGUAGE, CODE_LANGUAGE_RULE, type BlockRecord } from './model.ts';
 
 /** One imported block: its editor id (if it had one), its record and its children. */
 export interface ImportedBlock {
@@ -88,6 +88,10 @@ function grammarRecord(type: string, b: Json, path: string, errors: FieldError[]
     const items = inlineItems(b.content, `${path}.content`, errors);
     if (!items) return undefined;
     rec.code = items.map((i) => (i.type === 'link' ? i.content.map((t) => t.text).join('') : i.text)).join('');
+    if (typeof props.language === 'string' && !CODE_LANGUAGE.test(props.language)) {
+      errors.push({ field: `${path}.props.language`, message: CODE_LANGUAGE_RULE });
+      return undefined;
+    }
     if (typeof props.language === 'string' && props.language !== 'text') rec.lang = props.language;
   } else if (type === 'table') {
     const rows = tableRows(b.content, `${path}.content`, errors);

@@ -16,6 +16,14 @@ export const BLOCK_TYPES = [
 ] as const;
 export type BlockType = (typeof BLOCK_TYPES)[number];
 
+/**
+ * A code block's language: it becomes the info string after the opening fence of the Markdown
+ * export, so a line break, a backtick or a tilde in it would end or break the fence.
+ */
+export const CODE_LANGUAGE = /^[^\r\n\u0085\u2028\u2029`~]*$/;
+/** The fieldError message of a language {@link CODE_LANGUAGE} refuses. */
+export const CODE_LANGUAGE_RULE = 'must not contain line breaks, backticks or tildes (it is the info string of a Markdown code fence)';
+
 /** The contract's Block as an agent sends it (after validation). */
 export interface BlockInput {
   type: BlockType;

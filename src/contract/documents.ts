@@ -30,6 +30,7 @@ export const getAuth = operation({
   description: 'The principal, its remaining request budget and budgets. A document-bound credential also receives its documentRef and browserHref.',
   auth: 'bearer',
   charge: 'before',
+  researchBudget: true,
   input: {},
   responses: {
     200: { description: 'The principal.', json: PrincipalEnvelopeSchema },

@@ -91,3 +91,18 @@ export const getReviewPage = operation({
   input: { path: { reviewRef: pathId(Patterns.reviewRef, 'A reviewRef.') } },
   responses: { 401: { description: 'Sign-in required.', text: { 'text/html': 'HTML.' } }, 404: { description: 'NOT_FOUND: not a reviewRef.' } },
 });
+
+/** GET /: a small HTML page of links (OpenAPI, reference, MCP), until a browser app replaces it. */
+export const getHomePage = operation({
+  operationId: 'getHomePage',
+  method: 'GET',
+  path: '/',
+  audience: 'local',
+  tag: 'meta',
+  summary: 'Home page',
+  description: 'A small HTML page linking the OpenAPI document, the list of operations and the MCP endpoint.',
+  auth: 'none',
+  charge: 'never',
+  input: {},
+  responses: { 200: { description: 'The home page.', text: { 'text/html': 'HTML.' } } },
+});

@@ -41,6 +41,7 @@ export const contract = {
   setActivation: operator.setActivation,
   getOpenApi: meta.getOpenApi,
   getDocumentPage: meta.getDocumentPage,
+  getHomePage: meta.getHomePage,
   getPublicPage: meta.getPublicPage,
   getReviewPage: meta.getReviewPage,
 } as const;

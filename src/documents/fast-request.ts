@@ -8,7 +8,7 @@
  * children nested deeper than {@link CHILD_DEPTH}) is left to valibot.
  * @module
  */
-import { BLOCK_TYPES, type BlockInput } from '../blocks/model.ts';
+import { BLOCK_TYPES, CODE_LANGUAGE, type BlockInput } from '../blocks/model.ts';
 import { Patterns } from '../ids.ts';
 import { Limits, type DocumentMutationRequest } from './schemas.ts';
 
@@ -61,7 +61,7 @@ function blockFields(b: Obj): boolean {
   if ('level' in b && b.level !== 1 && b.level !== 2 && b.level !== 3) return false;
   if ('checked' in b && typeof b.checked !== 'boolean') return false;
   if ('code' in b && !text(b.code, 0, Limits.codeMax)) return false;
-  return !('language' in b) || text(b.language, 1, Limits.languageMax);
+  return !('language' in b) || (text(b.language, 1, Limits.languageMax) && CODE_LANGUAGE.test(b.language));
 }
 
 /** A copy of a checked block's fields (not `children`), in schema order. */

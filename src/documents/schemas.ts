@@ -4,7 +4,7 @@
  * @module
  */
 import * as v from 'valibot';
-import { BLOCK_TYPES, type BlockInput } from '../blocks/model.ts';
+import { BLOCK_TYPES, CODE_LANGUAGE, CODE_LANGUAGE_RULE, type BlockInput } from '../blocks/model.ts';
 import { Patterns } from '../ids.ts';
 
 /** The read representations of a document. */
@@ -84,7 +84,14 @@ const BlockBase = {
   level: v.optional(v.picklist([1, 2, 3] as const, 'must be 1, 2 or 3')),
   checked: v.optional(v.boolean()),
   code: v.optional(v.pipe(v.string(), maxChars(Limits.codeMax, `must be at most ${Limits.codeMax} characters`))),
-  language: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'), maxChars(Limits.languageMax, `must be at most ${Limits.languageMax} characters`))),
+  language: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(1, 'must not be empty'),
+      maxChars(Limits.languageMax, `must be at most ${Limits.languageMax} characters`),
+      v.regex(CODE_LANGUAGE, CODE_LANGUAGE_RULE),
+    ),
+  ),
   rows: v.optional(
     v.pipe(
       v.array(

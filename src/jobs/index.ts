@@ -11,3 +11,4 @@ export * from './schemas.ts';
 export { EVENT_PAGE_MAX, parseEventCursor } from './events.ts';
 export type { EventFeed, EventSink } from './event-hub.ts';
 export { ReportLimits, type ReportFormat } from './report.ts';
+export { fixtureRunner, fixtureProposal, fixtureReport, FIXTURE_FAIL_WORD, type FixtureRunnerOptions, type ReviewOutcomes } from './fixture-runner.ts';

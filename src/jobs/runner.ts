@@ -121,4 +121,9 @@ export interface ResearchRunner {
   run(job: ResearchJob, ctx: ResearchRunContext): Promise<void>;
   /** Research runs the account may still start, when the runner knows (X-Service-Research-Runs-Remaining). */
   remainingRuns?(accountId: string): number | null;
+  /**
+   * The account's research-run budget, limit and remaining, when the runner knows it (GET /auth's
+   * `budgets.researchRuns`); takes precedence over {@link remainingRuns}.
+   */
+  runBudget?(accountId: string): { limit: number; remaining: number } | null;
 }

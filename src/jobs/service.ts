@@ -235,7 +235,13 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
 
     runsRemaining(actor) {
       if (!runner) return 0;
+      if (runner.runBudget) return runner.runBudget(actor.accountId)?.remaining ?? null;
       return runner.remainingRuns?.(actor.accountId) ?? null;
+    },
+    researchRuns(actor) {
+      if (!runner) return { limit: 0, remaining: 0 };
+      const budget = runner.runBudget?.(actor.accountId) ?? null;
+      return budget === null ? null : { limit: budget.limit, remaining: budget.remaining };
     },
 
     idle: () => supervisor.idle(),

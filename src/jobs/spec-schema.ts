@@ -62,14 +62,29 @@ const RequiredSourceSchema = v.strictObject({
   v: v.literal(1),
 });
 
-/** minimum <= maximum is checked by {@link parseSpec} (a cross-field check has no JSON Schema form). */
+/** minimum <= maximum (and asOf.date naming a real day) is checked by {@link parseSpec} (a cross-field check has no JSON Schema form). */
 const WordsSchema = v.strictObject({ minimum: int(1, 20_000), maximum: int(1, 20_000) });
+
+/** True for a YYYY-MM-DD that names a day of the calendar (2026-02-28 yes, 2026-02-30 no). */
+export function isCalendarDate(text: string): boolean {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  if (!m) return false;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
 
 /** The optional acceptance contract (revision 3). */
 export const AcceptanceContractSchema = v.strictObject({
   revision: v.literal(3),
   v: v.literal(1),
-  asOf: v.optional(v.strictObject({ date: v.pipe(v.string(), v.isoDate('must be a date YYYY-MM-DD')), coverageRequirementIndex: CoverageIndex, v: v.literal(1) })),
+  asOf: v.optional(
+    v.strictObject({
+      date: v.pipe(v.string(), v.isoDate('must be a date YYYY-MM-DD')),
+      coverageRequirementIndex: CoverageIndex,
+      v: v.literal(1),
+    }),
+  ),
   confidence: v.optional(v.strictObject({ scale: v.literal('zero-to-one'), coverageRequirementIndex: CoverageIndex, v: v.literal(1) })),
   coverageRequirements: list(CoverageRequirementSchema, 1, AcceptanceLimits.coverageRequirements),
   termGroups: v.optional(list(TermGroupSchema, 1, AcceptanceLimits.termGroups)),
@@ -110,6 +125,7 @@ function crossFieldErrors(a: AcceptanceContract): FieldError[] {
   const check = (index: number, field: string) => {
     if (index >= count) out.push({ field: `acceptance.${field}`, message: `names coverage requirement ${index}, but only ${count} exist` });
   };
+  if (a.asOf && !isCalendarDate(a.asOf.date)) out.push({ field: 'acceptance.asOf.date', message: 'must be a real calendar date (YYYY-MM-DD)' });
   if (a.asOf) check(a.asOf.coverageRequirementIndex, 'asOf.coverageRequirementIndex');
   if (a.confidence) check(a.confidence.coverageRequirementIndex, 'confidence.coverageRequirementIndex');
   a.termGroups?.forEach((g, i) => check(g.coverageRequirementIndex, `termGroups.${i}.coverageRequirementIndex`));

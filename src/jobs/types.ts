@@ -73,6 +73,8 @@ export interface JobsService {
   report(actor: Actor, jobId: string, format: string | undefined): Promise<DocumentRead>;
   /** Research runs the actor's account may still start: 0 without a runner, null when unknown. */
   runsRemaining(actor: Actor): number | null;
+  /** The account's research-run budget: `{ limit: 0, remaining: 0 }` without a runner, null when the runner does not know it. */
+  researchRuns(actor: Actor): { limit: number; remaining: number } | null;
   /** Settles when recovery of jobs left by an earlier process is done. */
   readonly recovered: Promise<void>;
   /** Resolves when no run of this process is in progress. */

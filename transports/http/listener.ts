@@ -55,25 +55,29 @@ function hasBody(headers: Record<string, string>): boolean {
   return headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-/**
- * Serve `handler` over node:http.
- * @example
- * const { url, close } = await listen(createApiHandler({ engine }), { port: 0 });
- */
-export async function listen(handler: Handler, options: ListenOptions = {}): Promise<Listening> {
-  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
-  let closing = false;
-  /** Abort controllers of in-flight requests whose handler took a signal (event streams). */
-  const streams = new Set<AbortController>();
+/** Options of {@link requestListener}. */
+export interface RequestListenerOptions {
+  /** Request body limit; default the handler's `bodyLimit` or 256 KB (the contract's). */
+  maxBodyBytes?: number;
+}
 
-  const server = http.createServer(
-    {
-      headersTimeout: 20_000,
-      requestTimeout: 60_000,
-      keepAliveTimeout: 5_000,
-      noDelay: true,
-    },
-    (req, res) => {
+/**
+ * A node `(req, res)` request listener over a plain handler (what {@link listen} serves); also the
+ * base of `createNodeHandler`, which frameworks mount.
+ */
+export interface RequestListener {
+  (req: http.IncomingMessage, res: http.ServerResponse): void;
+  /** Abort controllers of in-flight requests whose handler took a signal (event streams). */
+  readonly streams: Set<AbortController>;
+  /** Set when the server is closing: answers carry `Connection: close`, new streams are aborted. */
+  closing: boolean;
+}
+
+/** Build the `(req, res)` listener of `handler`. */
+export function requestListener(handler: Handler, options: RequestListenerOptions = {}): RequestListener {
+  const streams = new Set<AbortController>();
+  const listener = Object.assign(
+    (req: http.IncomingMessage, res: http.ServerResponse) => {
       onRequest(req, res).catch((error: unknown) => {
         // Reached when the client left mid-body or writing the response failed; the handler never throws.
         if (req.socket.destroyed) return;
@@ -83,6 +87,7 @@ export async function listen(handler: Handler, options: ListenOptions = {}): Pro
         } else res.destroy(error instanceof Error ? error : undefined);
       });
     },
+    { streams, closing: false },
   );
 
   async function readBody(req: http.IncomingMessage, declaredLength: string | undefined, maxBody: number): Promise<{ body: Uint8Array | null; tooLarge: boolean }> {
@@ -163,7 +168,7 @@ export async function listen(handler: Handler, options: ListenOptions = {}): Pro
             streams.delete(c);
             if (!res.writableFinished) c.abort();
           });
-          if (closing) c.abort();
+          if (listener.closing) c.abort();
         }
         return controller.signal;
       },
@@ -178,7 +183,7 @@ export async function listen(handler: Handler, options: ListenOptions = {}): Pro
     // A streamed body the handler did not read to its end (a refusal): discard the rest, then close.
     const unread = streamed && !req.complete;
     if (unread) drainAndClose(req, res);
-    if (tooLarge || unread || closing) response.headers.connection = 'close';
+    if (tooLarge || unread || listener.closing) response.headers.connection = 'close';
     if (response.stream) await writeStream(req, res, response);
     else writeComplete(req, res, response);
   }
@@ -232,6 +237,29 @@ export async function listen(handler: Handler, options: ListenOptions = {}): Pro
     if (req.method !== 'HEAD' || !gone()) res.end();
   }
 
+  return listener;
+}
+
+/**
+ * Serve `handler` over node:http.
+ * @example
+ * const { url, close } = await listen(createApiHandler({ engine }), { port: 0 });
+ */
+export async function listen(handler: Handler, options: ListenOptions = {}): Promise<Listening> {
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
+  const requests = requestListener(handler, options.maxBodyBytes === undefined ? {} : { maxBodyBytes: options.maxBodyBytes });
+  const streams = requests.streams;
+
+  const server = http.createServer(
+    {
+      headersTimeout: 20_000,
+      requestTimeout: 60_000,
+      keepAliveTimeout: 5_000,
+      noDelay: true,
+    },
+    requests,
+  );
+
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     if (!socket.writable || error.code === 'ECONNRESET') {
       socket.destroy();
@@ -259,7 +287,7 @@ export async function listen(handler: Handler, options: ListenOptions = {}): Pro
     server,
     close() {
       closed ??= new Promise<void>((resolve) => {
-        closing = true;
+        requests.closing = true;
         for (const c of streams) c.abort();
         const timer = setTimeout(() => server.closeAllConnections(), closeTimeoutMs);
         timer.unref();

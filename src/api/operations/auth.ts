@@ -8,7 +8,7 @@ import { ok } from '../envelope.ts';
 
 /** The Principal, after charging this request (remainingBudget counts it). */
 const readPrincipal = bind(contract.getAuth, (ctx) => {
-  const principal = ctx.engine.credentials.principal(ctx.credential!, ctx.budget ?? undefined);
+  const principal = ctx.engine.credentials.principal(ctx.credential!, ctx.budget ?? undefined, ctx.engine.jobs.researchRuns(ctx.credential!.actor));
   return ok(ctx, 200, JSON.stringify(principal));
 });
 

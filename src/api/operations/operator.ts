@@ -16,7 +16,7 @@ import { contract } from '../../contract/operations.ts';
 const createCredential = bind(contract.createCredential, async (ctx, input) => {
   const body = parseOrThrow(CredentialRequestSchema, input.body, 'credential request');
   const request = {
-    accountId: body.account,
+    accountId: body.account ?? (body.documentRef ? undefined : ctx.settings.localAccount),
     label: body.label,
     scopes: body.scopes,
     documentRef: body.documentRef,
