@@ -226,8 +226,16 @@ test('the banner prints the /mcp URL and, with the fixture runner, how to drive 
   }
 });
 
-test('GET / answers a small HTML page linking the OpenAPI document, the operations and /mcp', async () => {
-  const server = await serve({ port: 0, storage: 'memory' });
+test('GET / answers a small HTML page linking the OpenAPI document, the operations and /mcp (without the browser app; with it, the console)', async () => {
+  const withApp = await serve({ port: 0, storage: 'memory' });
+  try {
+    const res = await fetch(`${withApp.url}/`);
+    assert.is(res.status, 401, 'the browser app replaces it: signed out, the console says how to sign in');
+    assert.match(await res.text(), /sign-in/i);
+  } finally {
+    await withApp.close();
+  }
+  const server = await serve({ port: 0, storage: 'memory', browserApp: false });
   try {
     const res = await fetch(`${server.url}/`);
     assert.is(res.status, 200);

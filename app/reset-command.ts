@@ -18,7 +18,7 @@ import { KW, parseFlags, UsageError } from './usage.ts';
 const HELP = `${KW} reset --help`;
 
 /** Names the dev server writes into its data folder. */
-const OWN_FILES = [/^checkpoint\.json(\.tmp)?$/, /^journal-\d+\.log$/, /^LOCK(\..*\.tmp)?$/, new RegExp(`^${DEMO_RECORD_FILE.replace('.', '\\.')}$`)];
+const OWN_FILES = [/^checkpoint\.json(\.tmp)?$/, /^journal-\d+\.log$/, /^LOCK(\..*\.tmp)?$/, /^ACKED(\.tmp)?$/, /^uploads$/, new RegExp(`^${DEMO_RECORD_FILE.replace('.', '\\.')}$`)];
 
 /** Asks the person at a terminal; false when nobody is there to answer. */
 export type Confirm = (question: string) => Promise<boolean>;
@@ -72,7 +72,7 @@ export async function runReset(args: string[], io: CliIO, confirm: Confirm = ter
       return 1;
     }
     const removed = (await readdir(dir)).filter((n) => n !== 'LOCK' && OWN_FILES.some((p) => p.test(n)));
-    for (const name of removed) await rm(join(dir, name), { force: true });
+    for (const name of removed) await rm(join(dir, name), { force: true, recursive: true });
     io.out(`kw: reset ${dir} (${removed.length} file${removed.length === 1 ? '' : 's'} removed); the next "${KW} serve --data ${values.data}" starts empty`);
     return 0;
   } finally {
