@@ -132,9 +132,9 @@ async function applyOp(s: SqlSession, op: PreparedOp, i: number): Promise<void> 
       // The head row is the guard: its update takes the row lock, and a racing append waits for it,
       // then finds another version and changes nothing.
       ({ rows } = await s.query(
-        `WITH h AS (UPDATE kw_heads SET space_ref = $2, account_id = $3, title = $4, version = $5, content_sha256 = $6, block_count = $7, created_at = $8, updated_at = $9
-           WHERE document_ref = $1 AND version = $5 - 1 AND generation = $10 RETURNING document_ref)
-         INSERT INTO kw_updates (document_ref, version, update) SELECT document_ref, $5, $11 FROM h RETURNING 1`,
+        `WITH h AS (UPDATE kw_heads SET space_ref = $2, account_id = $3, title = $4, version = $5::bigint, content_sha256 = $6, block_count = $7, created_at = $8, updated_at = $9
+           WHERE document_ref = $1 AND version = $5::bigint - 1 AND generation = $10::bigint RETURNING document_ref)
+         INSERT INTO kw_updates (document_ref, version, update) SELECT document_ref, $5::bigint, $11 FROM h RETURNING 1`,
         [esc(h.documentRef), esc(h.spaceRef), esc(h.accountId), esc(h.title), h.version, esc(h.contentSha256), h.blockCount, h.createdAt, h.updatedAt, h.generation, op.update],
       ));
       if (rows.length === 0) throw conflict(i, op, `document ${h.documentRef} is missing, not at version ${h.version - 1}, or not at generation ${h.generation}`);
@@ -143,11 +143,11 @@ async function applyOp(s: SqlSession, op: PreparedOp, i: number): Promise<void> 
     case 'document.compact': {
       if (!Number.isSafeInteger(op.snapshotVersion) || !Number.isSafeInteger(op.generation)) throw conflict(i, op, 'snapshotVersion and generation must be integers');
       ({ rows } = await s.query(
-        `WITH h AS (UPDATE kw_heads SET snapshot_version = $2, generation = $3
-           WHERE document_ref = $1 AND $2 >= snapshot_version AND $2 <= version
-             AND ($3 = generation OR ($3 = generation + 1 AND $2 = version)) RETURNING document_ref),
+        `WITH h AS (UPDATE kw_heads SET snapshot_version = $2::bigint, generation = $3::bigint
+           WHERE document_ref = $1 AND $2::bigint >= snapshot_version AND $2::bigint <= version
+             AND ($3::bigint = generation OR ($3::bigint = generation + 1 AND $2::bigint = version)) RETURNING document_ref),
          s AS (UPDATE kw_snapshots SET snapshot = $4 WHERE document_ref IN (SELECT document_ref FROM h) RETURNING 1),
-         d AS (DELETE FROM kw_updates WHERE document_ref IN (SELECT document_ref FROM h) AND version <= $2 RETURNING 1)
+         d AS (DELETE FROM kw_updates WHERE document_ref IN (SELECT document_ref FROM h) AND version <= $2::bigint RETURNING 1)
          SELECT (SELECT count(*) FROM s) AS n`,
         [esc(op.documentRef), op.snapshotVersion, op.generation, op.snapshot],
       ));
@@ -199,7 +199,7 @@ async function applyOp(s: SqlSession, op: PreparedOp, i: number): Promise<void> 
       // Two racing appends of one seq: the second waits on the primary key, then violates it.
       ({ rows } = await s.query(
         `INSERT INTO kw_streams (stream, seq, value)
-         SELECT $1, $2, $3 WHERE (SELECT coalesce(max(seq), 0) FROM kw_streams WHERE stream = $1) = $2 - 1 RETURNING 1`,
+         SELECT $1, $2::bigint, $3 WHERE (SELECT coalesce(max(seq), 0) FROM kw_streams WHERE stream = $1) = $2::bigint - 1 RETURNING 1`,
         [esc(op.stream), op.seq, op.json],
       ));
       if (rows.length === 0) throw conflict(i, op, `stream ${op.stream} is not at seq ${op.seq - 1}`);
@@ -261,6 +261,7 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
   const inflight = new Set<Promise<unknown>>();
   const stats: PostgresStats = { commits: 0, retries: 0, notificationsReceived: 0, resyncs: 0 };
   let closed = false;
+  let closing: Promise<void> | null = null;
   let highest = 0;
   let gapSince = 0;
 
@@ -562,13 +563,15 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
 
     stats: () => ({ ...stats }),
 
-    async close() {
-      if (closed) return;
+    close() {
       closed = true;
-      clearInterval(poll);
-      await Promise.allSettled([...inflight]);
-      notifier.clear();
-      await driver.end();
+      closing ??= (async () => {
+        clearInterval(poll);
+        await Promise.allSettled([...inflight]);
+        notifier.clear();
+        await driver.end();
+      })();
+      return closing;
     },
   };
   return storage;
