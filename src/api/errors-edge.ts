@@ -3,6 +3,7 @@
  * @module
  */
 import { isServiceError, ServiceError, type ApiError } from '../errors.ts';
+import { isStorageUnavailable } from '../ports.ts';
 import type { RequestContext } from './context.ts';
 import { baseHeaders, errorBody, JSON_TYPE } from './envelope.ts';
 import { retryAfterSeconds } from './http-util.ts';
@@ -39,6 +40,9 @@ export function errorResponse(ctx: RequestContext, e: ServiceError, extraHeaders
  */
 export function failureResponse(ctx: RequestContext, e: unknown, log: (line: object) => void): PlainResponse {
   if (isServiceError(e)) return errorResponse(ctx, e);
+  if (isStorageUnavailable(e)) {
+    return errorResponse(ctx, new ServiceError('TEMPORARILY_UNAVAILABLE', 'The storage cannot be reached right now; nothing was acknowledged. Retry with the same idempotency key.', { retryAfterMs: 1000 }));
+  }
   const err = e instanceof Error ? e : new Error(String(e));
   log({
     level: 'error',
