@@ -111,12 +111,17 @@ export function pgDriver(options: PoolOptions): SqlDriver {
     async session(fn) {
       const client = await pool.connect();
       let broken: unknown = undefined;
+      // A checked-out client that loses its connection between statements emits 'error'; without a
+      // listener that would crash the process. The next statement then fails and reports it.
+      const onError = (error: unknown) => (broken = error);
+      client.on('error', onError);
       try {
         return await fn(client);
       } catch (error) {
         if (isConnectionFailure(error)) broken = error;
         throw error;
       } finally {
+        client.off('error', onError);
         // A connection that failed is not given back for reuse.
         client.release(broken === undefined ? undefined : (broken as Error));
       }
