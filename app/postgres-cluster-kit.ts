@@ -5,10 +5,18 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
-const root = resolve(import.meta.dirname, '..');
+/** The repository root: above this file in the sources, above the bundle's cache folder in the bench. */
+function findRoot(): string {
+  for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'app', 'cli.ts'))) return dir;
+    if (dirname(dir) === dir) return resolve(import.meta.dirname, '..');
+  }
+}
+const root = findRoot();
 
 /** One running `kw serve` child. */
 export interface ServerProcess {
@@ -74,7 +82,7 @@ export interface Answer {
 export async function call(base: string, method: string, path: string, token: string, init: { headers?: Record<string, string>; body?: unknown } = {}): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...init.headers };
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${base}${path}`, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const res = await fetch(`${base}${path}`, { method, headers, body: init.body === undefined ? null : JSON.stringify(init.body) });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: text === '' ? null : JSON.parse(text) };
 }

@@ -1,0 +1,149 @@
+/**
+ * `npm run bench -- postgres`: `kw serve --storage postgres` processes on the server at
+ * 127.0.0.1:5432 against pgbench's single-row update rate measured in the same run.
+ * - baseline: `pgbench -N` (8 clients, 2 threads) on a scratch database (`pgbench -i`);
+ * - edits/s (200 answers) on 1, 2 and 3 processes, 8 writers on 8 different documents, and 8
+ *   writers on one hot document (a stale revision is read again and retried, as an agent would);
+ * - the full-size linearity run: 32 writers × 200 edits on one document over 3 processes
+ *   (KW_BENCH_PG_FULL=0 skips it), checked for versions 2..N without gap or duplicate.
+ * KW_BENCH_SECONDS sets the time per case (default 8).
+ */
+import { spawnSync } from 'node:child_process';
+import { adminQuery, ADMIN_URL, freshDatabase, serverUnavailableReason } from '../adapters/postgres/postgres-kit.ts';
+import { appendParagraph, call, createDocument, editOnce, idemKey, startProcesses } from '../app/postgres-cluster-kit.ts';
+import { recordTable } from './report.ts';
+
+const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 8);
+const WRITERS = 8;
+
+function pct(sorted: number[], p: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** pgbench -N tps with 8 clients on a scratch database. */
+function pgbenchTps(): { tps: number; latencyMs: number } | null {
+  const name = `kw_bench_pgbench_${process.pid}`;
+  const url = new URL(ADMIN_URL);
+  const common = ['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres')];
+  spawnSync('dropdb', [...common, '--if-exists', name]);
+  if (spawnSync('createdb', [...common, name]).status !== 0) return null;
+  try {
+    if (spawnSync('pgbench', ['-i', '-q', ...common, name], { stdio: 'ignore' }).status !== 0) return null;
+    const run = spawnSync('pgbench', ['-N', '-c', '8', '-j', '2', '-T', String(SECONDS), ...common, name], { encoding: 'utf8' });
+    const tps = /tps = ([\d.]+)/.exec(run.stdout ?? '');
+    const latency = /latency average = ([\d.]+) ms/.exec(run.stdout ?? '');
+    return tps ? { tps: Number(tps[1]), latencyMs: latency ? Number(latency[1]) : Number.NaN } : null;
+  } finally {
+    spawnSync('dropdb', [...common, '--if-exists', name]);
+  }
+}
+
+interface CaseResult {
+  edits: number;
+  perSec: number;
+  p50: number;
+  p99: number;
+  attempts: number;
+}
+
+/** `writers` writers editing for SECONDS over `n` processes, each on its own document or all on one. */
+async function editCase(n: number, hot: boolean): Promise<CaseResult> {
+  const db = await freshDatabase();
+  const procs = await startProcesses(n, db.url);
+  try {
+    const token = procs[0]!.demoToken!;
+    const bases = procs.map((p) => p.url);
+    const hotRef = hot ? await createDocument(bases[0]!, token, 'Hot') : null;
+    const refs = await Promise.all(Array.from({ length: WRITERS }, (_, i) => hotRef ?? createDocument(bases[i % n]!, token, `Doc ${i}`)));
+    const latencies: number[] = [];
+    let attempts = 0;
+    const until = performance.now() + SECONDS * 1000;
+    await Promise.all(
+      refs.map(async (ref, w) => {
+        let revision: string | null = null;
+        for (let e = 0; performance.now() < until; e++) {
+          const base = bases[(w + e) % n]!;
+          const began = performance.now();
+          if (hot) {
+            const r = await editOnce(() => bases, w + e, token, ref, `w${w}-e${e}`);
+            attempts += r.attempts;
+            if (r.status === 200) latencies.push(r.ms);
+            continue;
+          }
+          // A document of its own: the revision of the last answer is current, one request per edit.
+          revision ??= (await fetch(`${base}/api/v1/documents/${ref}`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } })).headers.get('service-revision');
+          const r = await call(base, 'POST', `/api/v1/documents/${ref}/mutations`, token, {
+            headers: { 'idempotency-key': idemKey(), 'service-if-revision': revision! },
+            body: appendParagraph(`w${w}-e${e}`),
+          });
+          attempts++;
+          if (r.status === 200) {
+            revision = r.headers.get('service-revision');
+            latencies.push(performance.now() - began);
+          } else revision = null;
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    return { edits: latencies.length, perSec: latencies.length / SECONDS, p50: pct(latencies, 50), p99: pct(latencies, 99), attempts };
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    await db.drop();
+  }
+}
+
+/** 32 writers × 200 edits on one document over 3 processes; versions checked. */
+async function fullLinearity(): Promise<{ edits: number; seconds: number; ok: boolean }> {
+  const db = await freshDatabase();
+  const procs = await startProcesses(3, db.url);
+  try {
+    const token = procs[0]!.demoToken!;
+    const bases = () => procs.map((p) => p.url);
+    const ref = await createDocument(procs[0]!.url, token, 'Full size');
+    const began = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: 32 }, async (_, w) => {
+        const out = [];
+        for (let e = 0; e < 200; e++) out.push(await editOnce(bases, w + e, token, ref, `w${w}-e${e}`));
+        return out;
+      }),
+    );
+    const seconds = (performance.now() - began) / 1000;
+    const ok200 = results.flat().filter((r) => r.status === 200);
+    const versions = ok200.map((r) => r.resultingVersion!).sort((a, b) => a - b);
+    const contiguous = versions.every((v, i) => v === i + 2);
+    const head = await call(procs[1]!.url, 'GET', `/api/v1/documents/${ref}`, token);
+    return { edits: ok200.length, seconds, ok: contiguous && ok200.length === 6400 && head.json.data.version === 6401 };
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    await db.drop();
+  }
+}
+
+/** Runs the PostgreSQL benchmark and prints its tables. */
+export async function runPostgresBench(): Promise<void> {
+  const reason = await serverUnavailableReason();
+  if (reason !== null) {
+    console.log(`postgres bench skipped: ${reason}`);
+    return;
+  }
+  await adminQuery('SELECT 1');
+  const base = pgbenchTps();
+  console.log(`\npgbench -N, 8 clients, ${SECONDS} s: ${base ? `${base.tps.toFixed(0)} tps (latency ${base.latencyMs.toFixed(2)} ms)` : 'not available'}`);
+  const rows: string[][] = [['case', 'edits/s', 'vs pgbench', 'p50 ms', 'p99 ms', 'requests per edit']];
+  if (base) rows.push(['pgbench -N (8 clients)', base.tps.toFixed(0), 'baseline', base.latencyMs.toFixed(2), '', '']);
+  for (const hot of [false, true]) {
+    for (const n of [1, 2, 3]) {
+      const r = await editCase(n, hot);
+      const name = `${n} process${n > 1 ? 'es' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} writers)`;
+      rows.push([name, r.perSec.toFixed(0), base ? `${((r.perSec / base.tps) * 100).toFixed(0)}%` : '', r.p50.toFixed(1), r.p99.toFixed(1), (r.attempts / Math.max(1, r.edits)).toFixed(2)]);
+      console.log(rows[rows.length - 1]!.join(' | '));
+    }
+  }
+  recordTable('PostgreSQL: edits/s through kw serve processes vs pgbench -N', rows, 1);
+  console.log('\n' + rows.map((r) => `| ${r.join(' | ')} |`).join('\n'));
+  if (process.env.KW_BENCH_PG_FULL !== '0') {
+    const full = await fullLinearity();
+    console.log(`\nfull size: 32 writers × 200 edits on one document over 3 processes: ${full.edits} edits in ${full.seconds.toFixed(1)} s (${(full.edits / full.seconds).toFixed(0)}/s), versions 2..6401 without gap or duplicate: ${full.ok ? 'yes' : 'NO'}`);
+  }
+}
