@@ -2,7 +2,7 @@
  * The storage adapter for several processes on one PostgreSQL database.
  * @module
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   StorageConflictError,
   type BatchOp,
@@ -111,101 +111,177 @@ function conflict(index: number, op: PreparedOp, reason: string): StorageConflic
   return new StorageConflictError(`batch op ${index} (${op.kind}): ${reason}`, index);
 }
 
-/** Runs one op of a batch inside its transaction; a precondition that does not hold throws a conflict. */
-async function applyOp(s: SqlSession, op: PreparedOp, i: number): Promise<void> {
-  let rows: Row[];
+/** Adds a parameter and returns its placeholder. */
+type Param = (value: unknown) => string;
+
+/**
+ * One op as named data-modifying CTEs (suffixed with its index): run alone in a transaction, or
+ * together with the batch's other ops in one statement. `check` names the CTE whose emptiness means
+ * the op's precondition is false (null: it has none). A type error of the op is a conflict here.
+ */
+interface Fragment {
+  ctes: string[];
+  check: string | null;
+}
+
+function fragmentOf(op: PreparedOp, i: number, p: Param): Fragment | StorageConflictError {
   switch (op.kind) {
     case 'document.create': {
       const h = op.head;
-      ({ rows } = await s.query(
-        `WITH h AS (INSERT INTO kw_heads (${HEAD_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-           ON CONFLICT (document_ref) DO NOTHING RETURNING document_ref)
-         INSERT INTO kw_snapshots (document_ref, snapshot) SELECT document_ref, $12 FROM h RETURNING 1`,
-        [esc(h.documentRef), esc(h.spaceRef), esc(h.accountId), esc(h.title), h.version, h.snapshotVersion, h.generation, esc(h.contentSha256), h.blockCount, h.createdAt, h.updatedAt, op.snapshot],
-      ));
-      if (rows.length === 0) throw conflict(i, op, `document ${h.documentRef} already exists`);
-      return;
+      const values = [esc(h.documentRef), esc(h.spaceRef), esc(h.accountId), esc(h.title), h.version, h.snapshotVersion, h.generation, esc(h.contentSha256), h.blockCount, h.createdAt, h.updatedAt].map(p);
+      return {
+        ctes: [
+          `h${i} AS (INSERT INTO kw_heads (${HEAD_COLUMNS}) VALUES (${values.join(', ')}) ON CONFLICT (document_ref) DO NOTHING RETURNING document_ref)`,
+          `c${i} AS (INSERT INTO kw_snapshots (document_ref, snapshot) SELECT document_ref, ${p(op.snapshot)}::bytea FROM h${i} RETURNING 1)`,
+        ],
+        check: `c${i}`,
+      };
     }
     case 'document.append': {
       const h = op.head;
-      if (!Number.isSafeInteger(h.version) || !Number.isSafeInteger(h.generation)) throw conflict(i, op, 'version and generation must be integers');
+      if (!Number.isSafeInteger(h.version) || !Number.isSafeInteger(h.generation)) return conflict(i, op, 'version and generation must be integers');
+      const version = p(h.version);
       // The head row is the guard: its update takes the row lock, and a racing append waits for it,
       // then finds another version and changes nothing.
-      ({ rows } = await s.query(
-        `WITH h AS (UPDATE kw_heads SET space_ref = $2, account_id = $3, title = $4, version = $5::bigint, content_sha256 = $6, block_count = $7, created_at = $8, updated_at = $9
-           WHERE document_ref = $1 AND version = $5::bigint - 1 AND generation = $10::bigint RETURNING document_ref)
-         INSERT INTO kw_updates (document_ref, version, update) SELECT document_ref, $5::bigint, $11 FROM h RETURNING 1`,
-        [esc(h.documentRef), esc(h.spaceRef), esc(h.accountId), esc(h.title), h.version, esc(h.contentSha256), h.blockCount, h.createdAt, h.updatedAt, h.generation, op.update],
-      ));
-      if (rows.length === 0) throw conflict(i, op, `document ${h.documentRef} is missing, not at version ${h.version - 1}, or not at generation ${h.generation}`);
-      return;
+      return {
+        ctes: [
+          `h${i} AS (UPDATE kw_heads SET space_ref = ${p(esc(h.spaceRef))}, account_id = ${p(esc(h.accountId))}, title = ${p(esc(h.title))}, version = ${version}::bigint,
+             content_sha256 = ${p(esc(h.contentSha256))}, block_count = ${p(h.blockCount)}, created_at = ${p(h.createdAt)}, updated_at = ${p(h.updatedAt)}
+             WHERE document_ref = ${p(esc(h.documentRef))} AND version = ${version}::bigint - 1 AND generation = ${p(h.generation)}::bigint RETURNING document_ref)`,
+          `c${i} AS (INSERT INTO kw_updates (document_ref, version, update) SELECT document_ref, ${version}::bigint, ${p(op.update)}::bytea FROM h${i} RETURNING 1)`,
+        ],
+        check: `c${i}`,
+      };
     }
     case 'document.compact': {
-      if (!Number.isSafeInteger(op.snapshotVersion) || !Number.isSafeInteger(op.generation)) throw conflict(i, op, 'snapshotVersion and generation must be integers');
-      ({ rows } = await s.query(
-        `WITH h AS (UPDATE kw_heads SET snapshot_version = $2::bigint, generation = $3::bigint
-           WHERE document_ref = $1 AND $2::bigint >= snapshot_version AND $2::bigint <= version
-             AND ($3::bigint = generation OR ($3::bigint = generation + 1 AND $2::bigint = version)) RETURNING document_ref),
-         s AS (UPDATE kw_snapshots SET snapshot = $4 WHERE document_ref IN (SELECT document_ref FROM h) RETURNING 1),
-         d AS (DELETE FROM kw_updates WHERE document_ref IN (SELECT document_ref FROM h) AND version <= $2::bigint RETURNING 1)
-         SELECT (SELECT count(*) FROM s) AS n`,
-        [esc(op.documentRef), op.snapshotVersion, op.generation, op.snapshot],
-      ));
-      if (Number(rows[0]?.n ?? 0) === 0) throw conflict(i, op, `document ${op.documentRef} is missing, or snapshotVersion ${op.snapshotVersion} / generation ${op.generation} do not fit it`);
-      return;
+      if (!Number.isSafeInteger(op.snapshotVersion) || !Number.isSafeInteger(op.generation)) return conflict(i, op, 'snapshotVersion and generation must be integers');
+      const sv = `${p(op.snapshotVersion)}::bigint`;
+      const g = `${p(op.generation)}::bigint`;
+      return {
+        ctes: [
+          `h${i} AS (UPDATE kw_heads SET snapshot_version = ${sv}, generation = ${g}
+             WHERE document_ref = ${p(esc(op.documentRef))} AND ${sv} >= snapshot_version AND ${sv} <= version
+               AND (${g} = generation OR (${g} = generation + 1 AND ${sv} = version)) RETURNING document_ref)`,
+          `c${i} AS (UPDATE kw_snapshots SET snapshot = ${p(op.snapshot)}::bytea WHERE document_ref IN (SELECT document_ref FROM h${i}) RETURNING 1)`,
+          `d${i} AS (DELETE FROM kw_updates WHERE document_ref IN (SELECT document_ref FROM h${i}) AND version <= ${sv} RETURNING 1)`,
+        ],
+        check: `c${i}`,
+      };
     }
     case 'record.put': {
-      const params = [esc(op.collection), esc(op.key), putJson(op), op.index === null ? null : esc(op.index.partition), op.index === null ? null : esc(op.index.sortKey)];
+      const [c, k, v] = [p(esc(op.collection)), p(esc(op.key)), p(putJson(op))];
+      const [part, sort] = [p(op.index === null ? null : esc(op.index.partition)), p(op.index === null ? null : esc(op.index.sortKey))];
       const expected = op.expectedRevision;
       if (expected === undefined) {
-        await s.query(
-          `INSERT INTO kw_records (collection, key, value, revision, partition, sort_key) VALUES ($1, $2, $3, 1, $4, $5)
-           ON CONFLICT (collection, key) DO UPDATE SET value = EXCLUDED.value, revision = kw_records.revision + 1, partition = EXCLUDED.partition, sort_key = EXCLUDED.sort_key`,
-          params,
-        );
-        return;
+        return {
+          ctes: [
+            `c${i} AS (INSERT INTO kw_records AS r (collection, key, value, revision, partition, sort_key) VALUES (${c}, ${k}, ${v}, 1, ${part}, ${sort})
+               ON CONFLICT (collection, key) DO UPDATE SET value = EXCLUDED.value, revision = r.revision + 1, partition = EXCLUDED.partition, sort_key = EXCLUDED.sort_key RETURNING 1)`,
+          ],
+          check: null,
+        };
       }
       if (expected === null) {
-        ({ rows } = await s.query(
-          `INSERT INTO kw_records (collection, key, value, revision, partition, sort_key) VALUES ($1, $2, $3, 1, $4, $5)
-           ON CONFLICT (collection, key) DO NOTHING RETURNING 1`,
-          params,
-        ));
-        if (rows.length === 0) throw conflict(i, op, `record ${op.collection}/${op.key} exists`);
-        return;
+        return {
+          ctes: [`c${i} AS (INSERT INTO kw_records (collection, key, value, revision, partition, sort_key) VALUES (${c}, ${k}, ${v}, 1, ${part}, ${sort}) ON CONFLICT (collection, key) DO NOTHING RETURNING 1)`],
+          check: `c${i}`,
+        };
       }
-      if (!Number.isSafeInteger(expected)) throw conflict(i, op, `record ${op.collection}/${op.key}: expectedRevision ${expected} is not a revision`);
-      ({ rows } = await s.query(
-        `UPDATE kw_records SET value = $3, revision = revision + 1, partition = $4, sort_key = $5
-         WHERE collection = $1 AND key = $2 AND revision = $6 RETURNING 1`,
-        [...params, expected],
-      ));
-      if (rows.length === 0) throw conflict(i, op, `record ${op.collection}/${op.key} is absent or not at revision ${expected}`);
-      return;
+      if (!Number.isSafeInteger(expected)) return conflict(i, op, `record ${op.collection}/${op.key}: expectedRevision ${expected} is not a revision`);
+      return {
+        ctes: [`c${i} AS (UPDATE kw_records SET value = ${v}, revision = revision + 1, partition = ${part}, sort_key = ${sort} WHERE collection = ${c} AND key = ${k} AND revision = ${p(expected)} RETURNING 1)`],
+        check: `c${i}`,
+      };
     }
     case 'record.delete': {
       const expected = op.expectedRevision;
-      if (expected === undefined) {
-        await s.query('DELETE FROM kw_records WHERE collection = $1 AND key = $2', [esc(op.collection), esc(op.key)]);
-        return;
-      }
-      if (!Number.isSafeInteger(expected)) throw conflict(i, op, `record ${op.collection}/${op.key}: expectedRevision ${expected} is not a revision`);
-      ({ rows } = await s.query('DELETE FROM kw_records WHERE collection = $1 AND key = $2 AND revision = $3 RETURNING 1', [esc(op.collection), esc(op.key), expected]));
-      if (rows.length === 0) throw conflict(i, op, `record ${op.collection}/${op.key} is absent or not at revision ${expected}`);
-      return;
+      const where = `collection = ${p(esc(op.collection))} AND key = ${p(esc(op.key))}`;
+      if (expected === undefined) return { ctes: [`c${i} AS (DELETE FROM kw_records WHERE ${where} RETURNING 1)`], check: null };
+      if (!Number.isSafeInteger(expected)) return conflict(i, op, `record ${op.collection}/${op.key}: expectedRevision ${expected} is not a revision`);
+      return { ctes: [`c${i} AS (DELETE FROM kw_records WHERE ${where} AND revision = ${p(expected)} RETURNING 1)`], check: `c${i}` };
     }
     case 'stream.append': {
-      if (!Number.isSafeInteger(op.seq) || op.seq < 1) throw conflict(i, op, `seq ${op.seq} is not head + 1`);
+      if (!Number.isSafeInteger(op.seq) || op.seq < 1) return conflict(i, op, `seq ${op.seq} is not head + 1`);
+      const stream = p(esc(op.stream));
+      const seq = `${p(op.seq)}::bigint`;
       // Two racing appends of one seq: the second waits on the primary key, then violates it.
-      ({ rows } = await s.query(
-        `INSERT INTO kw_streams (stream, seq, value)
-         SELECT $1, $2::bigint, $3 WHERE (SELECT coalesce(max(seq), 0) FROM kw_streams WHERE stream = $1) = $2::bigint - 1 RETURNING 1`,
-        [esc(op.stream), op.seq, op.json],
-      ));
-      if (rows.length === 0) throw conflict(i, op, `stream ${op.stream} is not at seq ${op.seq - 1}`);
-      return;
+      return {
+        ctes: [
+          `c${i} AS (INSERT INTO kw_streams (stream, seq, value)
+             SELECT ${stream}, ${seq}, ${p(op.json)} WHERE (SELECT coalesce(max(seq), 0) FROM kw_streams WHERE stream = ${stream}) = ${seq} - 1 RETURNING 1)`,
+        ],
+        check: `c${i}`,
+      };
     }
   }
+}
+
+/** Why op `i` conflicts, for its message. */
+function conflictReason(op: PreparedOp): string {
+  switch (op.kind) {
+    case 'document.create':
+      return `document ${op.head.documentRef} already exists`;
+    case 'document.append':
+      return `document ${op.head.documentRef} is missing, not at version ${op.head.version - 1}, or not at generation ${op.head.generation}`;
+    case 'document.compact':
+      return `document ${op.documentRef} is missing, or snapshotVersion ${op.snapshotVersion} / generation ${op.generation} do not fit it`;
+    case 'record.put':
+      return op.expectedRevision === null ? `record ${op.collection}/${op.key} exists` : `record ${op.collection}/${op.key} is absent or not at revision ${op.expectedRevision}`;
+    case 'record.delete':
+      return `record ${op.collection}/${op.key} is absent or not at revision ${op.expectedRevision}`;
+    case 'stream.append':
+      return `stream ${op.stream} is not at seq ${op.seq - 1}`;
+  }
+}
+
+/** A parameter list and its placeholder maker. */
+function parameters(): { params: unknown[]; p: Param } {
+  const params: unknown[] = [];
+  return { params, p: (value) => `$${params.push(value)}` };
+}
+
+/** Runs one op of a batch inside its transaction; a precondition that does not hold throws a conflict. */
+async function applyOp(s: SqlSession, op: PreparedOp, i: number): Promise<void> {
+  const { params, p } = parameters();
+  const fragment = fragmentOf(op, i, p);
+  if (fragment instanceof StorageConflictError) throw fragment;
+  const { rows } = await s.query(`WITH ${fragment.ctes.join(',\n')} SELECT ${fragment.check === null ? '1' : `(SELECT count(*) FROM ${fragment.check})`} AS n`, params);
+  if (Number(rows[0]?.n ?? 0) === 0) throw conflict(i, op, conflictReason(op));
+}
+
+/** What an op writes (a document, a record, a stream), to tell whether a batch's ops are independent. */
+function targetOf(op: PreparedOp): string {
+  if (op.kind === 'record.put' || op.kind === 'record.delete') return `r${op.collection.length}:${op.collection}${op.key}`;
+  if (op.kind === 'stream.append') return `s${op.stream}`;
+  return `d${op.kind === 'document.compact' ? op.documentRef : op.head.documentRef}`;
+}
+
+/**
+ * A batch whose ops each write another document, record or stream as one statement (one round
+ * trip, its own transaction): every op's CTEs, then a check that raises KW409 naming the first op
+ * whose precondition is false, and the NOTIFYs. Null when two ops share a target (a later op must
+ * see an earlier one's effect, which CTEs of one statement do not) or an op is malformed.
+ */
+function oneStatement(prepared: PreparedOp[], wire: string[], origin: string): { text: string; params: unknown[] } | null {
+  const targets = new Set<string>();
+  const { params, p } = parameters();
+  const ctes: string[] = [];
+  const checks: string[] = [];
+  for (let i = 0; i < prepared.length; i++) {
+    const op = prepared[i]!;
+    const target = targetOf(op);
+    if (targets.has(target)) return null;
+    targets.add(target);
+    const fragment = fragmentOf(op, i, p);
+    if (fragment instanceof StorageConflictError) return null;
+    ctes.push(...fragment.ctes);
+    if (fragment.check !== null) checks.push(`WHEN NOT EXISTS (SELECT 1 FROM ${fragment.check}) THEN kw_conflict(${i})`);
+  }
+  const failed = checks.length === 0 ? '0' : `CASE ${checks.join(' ')} ELSE 0 END`;
+  if (wire.length === 0) return { text: `WITH ${ctes.join(',\n')} SELECT ${failed} AS failed, NULL AS seq`, params };
+  ctes.push(`seq AS (SELECT nextval('kw_change_seq') AS seq)`);
+  const notify = `(SELECT count(pg_notify('${CHANGE_CHANNEL}', seq.seq::text || ':' || ${p(origin)} || ':' || t)) FROM seq, unnest(${p(wire)}::text[]) AS t)`;
+  return { text: `WITH ${ctes.join(',\n')} SELECT ${failed} AS failed, (SELECT seq FROM seq) AS seq, ${notify} AS sent`, params };
 }
 
 /** Where a commit stood when it failed: before COMMIT was sent nothing is written; during it, the outcome is unknown. */
@@ -256,8 +332,8 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
   const notifier = new ChangeNotifier();
   /** Long topics by the hash they travel as. */
   const hashed = new Map<string, string>();
-  /** Change seqs this process committed → notifications of it still to skip. */
-  const own = new Map<number, number>();
+  /** This storage's mark in the notifications of its commits (their echo is skipped). */
+  const origin = randomBytes(6).toString('hex');
   const inflight = new Set<Promise<unknown>>();
   const stats: PostgresStats = { commits: 0, retries: 0, notificationsReceived: 0, resyncs: 0 };
   let closed = false;
@@ -272,16 +348,13 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
 
   function onNotify(payload: string): void {
     stats.notificationsReceived++;
-    const colon = payload.indexOf(':');
-    const seq = Number(payload.slice(0, colon));
+    const first = payload.indexOf(':');
+    const second = payload.indexOf(':', first + 1);
+    const seq = Number(payload.slice(0, first));
     if (seq > highest) highest = seq;
-    const left = own.get(seq);
-    if (left !== undefined) {
-      if (left <= 1) own.delete(seq);
-      else own.set(seq, left - 1);
-      return;
-    }
-    const wire = payload.slice(colon + 1);
+    // This process's own commits called its listeners right after COMMIT.
+    if (payload.slice(first + 1, second) === origin) return;
+    const wire = payload.slice(second + 1);
     const topic = wire.startsWith('#') ? hashed.get(wire.slice(1)) : unesc(wire);
     if (topic !== undefined) notifier.notifyTopics([topic]);
   }
@@ -310,7 +383,6 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
           gapSince = 0;
           if (!closed) resync();
         }
-        if (own.size > 10_000) own.clear();
       },
       () => {},
     );
@@ -335,7 +407,26 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
     }
   }
 
-  /** One attempt of a batch in one transaction; returns its change seq (null: no topics). */
+  /** One attempt of a batch as one statement; returns its change seq (null: no topics). */
+  async function attemptOne(prepared: PreparedOp[], statement: { text: string; params: unknown[] }, at: { phase: Phase }): Promise<number | null> {
+    // One statement is its own transaction: once sent, its outcome is only known from its answer.
+    at.phase = 'committing';
+    try {
+      const { rows } = await driver.query<{ seq: string | number | null }>(statement.text, statement.params);
+      const seq = rows[0]?.seq;
+      return seq === null || seq === undefined ? null : Number(seq);
+    } catch (error) {
+      const e = error as { code?: unknown; message?: unknown };
+      if (e.code === 'KW409') {
+        const i = Number(e.message);
+        throw conflict(i, prepared[i]!, conflictReason(prepared[i]!));
+      }
+      if (e.code !== undefined) at.phase = 'ops'; // the server answered with an error: nothing was written
+      throw error;
+    }
+  }
+
+  /** One attempt of a batch in one transaction, op by op; returns its change seq (null: no topics). */
   async function attempt(prepared: PreparedOp[], wire: string[], at: { phase: Phase }): Promise<number | null> {
     return driver.session(async (s) => {
       at.phase = 'ops';
@@ -352,20 +443,14 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
         let seq: number | null = null;
         if (wire.length > 0) {
           const { rows } = await s.query<{ seq: string | number }>(
-            `SELECT s.seq, (SELECT count(pg_notify('${CHANGE_CHANNEL}', s.seq::text || ':' || t)) FROM unnest($1::text[]) AS t) AS sent
+            `SELECT s.seq, (SELECT count(pg_notify('${CHANGE_CHANNEL}', s.seq::text || ':' || $2 || ':' || t)) FROM unnest($1::text[]) AS t) AS sent
              FROM (SELECT nextval('kw_change_seq') AS seq) AS s`,
-            [wire],
+            [wire, origin],
           );
           seq = Number(rows[0]!.seq);
-          own.set(seq, wire.length);
         }
         at.phase = 'committing';
-        try {
-          await s.query('COMMIT');
-        } catch (error) {
-          if (seq !== null) own.delete(seq);
-          throw error;
-        }
+        await s.query('COMMIT');
         return seq;
       } catch (error) {
         if (at.phase === 'ops') await s.query('ROLLBACK').catch(() => {});
@@ -379,16 +464,22 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
     if (prepared.length === 0) return;
     const topics = topicsOf(prepared);
     const wire = [...topics].map(wireTopic);
+    // Independent ops go as one statement; a unique violation there (which op?) reruns op by op.
+    let statement = oneStatement(prepared, wire, origin);
     for (let tries = 1; ; tries++) {
       const at = { phase: 'ops' as Phase };
       try {
-        const seq = await attempt(prepared, wire, at);
+        const seq = statement === null ? await attempt(prepared, wire, at) : await attemptOne(prepared, statement, at);
         stats.commits++;
         if (seq !== null && seq > highest) highest = seq;
         notifier.notifyTopics(topics);
         return;
       } catch (error) {
         const code = (error as { code?: unknown }).code;
+        if (code === UNIQUE_VIOLATION && statement !== null) {
+          statement = null;
+          continue;
+        }
         if (typeof code === 'string' && RETRY_STATES.has(code) && tries < 10) {
           stats.retries++;
           await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * tries));
@@ -398,7 +489,7 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
         // Nothing was written before COMMIT was sent: run it once more on a fresh connection.
         if (at.phase === 'ops' && tries === 1 && !closed) continue;
         // The outcome of a COMMIT without answer is unknown: tell this process's listeners anyway
-        // (they read the store), since the echo of a commit that did apply would be skipped.
+        // (they read the store), since the echo of a commit that did apply is skipped.
         if (at.phase === 'committing') notifier.notifyTopics(topics);
         throw unavailable(error);
       }
@@ -534,14 +625,18 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
         }
         // One statement: insert the first use, or count one more in the stored window (restarted when
         // older) while under the limit; no row back means the limit was reached.
+        // The charge does not wait for its WAL flush (synchronous_commit off for its own implicit
+        // transaction): exact between live processes; a crash of the database server may forget
+        // the last fraction of a second of charges, never let one count twice.
         const { rows } = await driver.query<{ value: string }>(
-          `INSERT INTO kw_records AS r (collection, key, value, revision) VALUES ($1, $2, json_build_object('v', 1, 'windowStart', $3::float8, 'used', 1)::text, 1)
+          `WITH async AS (SELECT set_config('synchronous_commit', 'off', true))
+           INSERT INTO kw_records AS r (collection, key, value, revision) VALUES ($1, $2, json_build_object('v', 1, 'windowStart', $3::float8, 'used', 1)::text, 1)
            ON CONFLICT (collection, key) DO UPDATE SET revision = r.revision + 1,
              value = CASE WHEN (r.value::json->>'windowStart')::float8 >= $3::float8
                THEN json_build_object('v', 1, 'windowStart', (r.value::json->>'windowStart')::float8, 'used', (r.value::json->>'used')::bigint + 1)::text
                ELSE json_build_object('v', 1, 'windowStart', $3::float8, 'used', 1)::text END
            WHERE (r.value::json->>'windowStart')::float8 < $3::float8 OR (r.value::json->>'used')::bigint < $4
-           RETURNING r.value`,
+           RETURNING r.value, (SELECT count(*) FROM async) AS a`,
           [esc(collection), esc(key), windowStart, limit],
         );
         if (rows.length > 0) return { taken: true, used: (JSON.parse(rows[0]!.value) as { used: number }).used };

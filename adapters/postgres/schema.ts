@@ -17,11 +17,11 @@ export const CHANGE_CHANNEL = 'kw_changes';
  * @remarks Every text column that is compared or sorted is declared `COLLATE "C"` (byte order, as
  * the port's listings expect, whatever the database's default collation).
  */
-export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+export const MIGRATIONS: readonly { version: number; name: string; statements: readonly string[] }[] = [
   {
     version: 1,
     name: 'documents, records, streams, change sequence',
-    sql: `
+    statements: statementsOf(`
 CREATE TABLE kw_heads (
   document_ref text COLLATE "C" PRIMARY KEY,
   space_ref text NOT NULL,
@@ -63,9 +63,19 @@ CREATE TABLE kw_streams (
   PRIMARY KEY (stream, seq)
 );
 CREATE SEQUENCE kw_change_seq;
-`,
+`).concat(
+      // Raised inside a one-statement batch when op i finds its precondition false (SQLSTATE KW409).
+      `CREATE FUNCTION kw_conflict(i integer) RETURNS integer LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION USING ERRCODE = 'KW409', MESSAGE = i::text;
+END $$`,
+    ),
   },
 ];
+
+function statementsOf(sql: string): string[] {
+  return sql.split(';').map((s) => s.trim()).filter((s) => s !== '');
+}
 
 /**
  * Brings the schema to the latest version, in one transaction holding {@link MIGRATION_LOCK}.
@@ -88,7 +98,7 @@ export async function migrate(session: SqlSession): Promise<number[]> {
     }
     for (const m of MIGRATIONS) {
       if (have.has(m.version)) continue;
-      for (const statement of m.sql.split(';').map((s) => s.trim()).filter((s) => s !== '')) await session.query(statement);
+      for (const statement of m.statements) await session.query(statement);
       await session.query('INSERT INTO kw_schema_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
       applied.push(m.version);
     }
