@@ -30,8 +30,8 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `n` processes on `databaseUrl` at once; resolves when each printed its `--json` line. */
-export async function startProcesses(n: number, databaseUrl: string, options: { operatorKey?: string; seed?: boolean; extra?: string[] } = {}): Promise<ServerProcess[]> {
+/** Starts `n` processes on `databaseUrl` (null: each on its own memory storage) at once; resolves when each printed its `--json` line. */
+export async function startProcesses(n: number, databaseUrl: string | null, options: { operatorKey?: string; seed?: boolean; extra?: string[] } = {}): Promise<ServerProcess[]> {
   const operatorKey = options.operatorKey ?? randomBytes(24).toString('base64url');
   const started = await Promise.allSettled(Array.from({ length: n }, () => startOne(databaseUrl, operatorKey, options.seed ?? true, options.extra ?? [])));
   const failed = started.find((s) => s.status === 'rejected');
@@ -42,8 +42,10 @@ export async function startProcesses(n: number, databaseUrl: string, options: { 
   return started.map((s) => (s as PromiseFulfilledResult<ServerProcess>).value);
 }
 
-async function startOne(databaseUrl: string, operatorKey: string, seed: boolean, extra: string[]): Promise<ServerProcess> {
-  const args = ['--import', 'tsx', 'app/cli.ts', 'serve', '--storage', 'postgres', '--database-url', databaseUrl, '--port', '0', '--json', '--quiet', '--seed', seed ? 'demo' : 'none', ...extra];
+/** One child; `databaseUrl` null starts it on memory storage (a baseline without a database). */
+async function startOne(databaseUrl: string | null, operatorKey: string, seed: boolean, extra: string[]): Promise<ServerProcess> {
+  const storage = databaseUrl === null ? ['--storage', 'memory'] : ['--storage', 'postgres', '--database-url', databaseUrl];
+  const args = ['--import', 'tsx', 'app/cli.ts', 'serve', ...storage, '--port', '0', '--json', '--quiet', '--seed', seed ? 'demo' : 'none', ...extra];
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KW_OPERATOR_KEY: operatorKey } });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -5,7 +5,8 @@
  * - edits/s (200 answers) on 1, 2 and 3 processes, 8 writers on 8 different documents, and 8
  *   writers on one hot document (a stale revision is read again and retried, as an agent would);
  * - the full-size linearity run: 32 writers × 200 edits on one document over 3 processes
- *   (KW_BENCH_PG_FULL=0 skips it), checked for versions 2..N without gap or duplicate.
+ *   (KW_BENCH_PG_FULL=1; minutes on a busy machine), checked for versions 2..N without gap or duplicate;
+ * - the engine's ceiling on this machine: one process on memory storage under the same load.
  * KW_BENCH_SECONDS sets the time per case (default 8).
  */
 import { spawnSync } from 'node:child_process';
@@ -47,9 +48,9 @@ interface CaseResult {
 }
 
 /** `writers` writers editing for SECONDS over `n` processes, each on its own document or all on one. */
-async function editCase(n: number, hot: boolean): Promise<CaseResult> {
-  const db = await freshDatabase();
-  const procs = await startProcesses(n, db.url);
+async function editCase(n: number, hot: boolean, memory = false): Promise<CaseResult> {
+  const db = memory ? null : await freshDatabase();
+  const procs = await startProcesses(n, db?.url ?? null);
   try {
     const token = procs[0]!.demoToken!;
     const bases = procs.map((p) => p.url);
@@ -88,7 +89,7 @@ async function editCase(n: number, hot: boolean): Promise<CaseResult> {
     return { edits: latencies.length, perSec: latencies.length / SECONDS, p50: pct(latencies, 50), p99: pct(latencies, 99), attempts };
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
-    await db.drop();
+    await db?.drop();
   }
 }
 
@@ -132,6 +133,10 @@ export async function runPostgresBench(): Promise<void> {
   console.log(`\npgbench -N, 8 clients, ${SECONDS} s: ${base ? `${base.tps.toFixed(0)} tps (latency ${base.latencyMs.toFixed(2)} ms)` : 'not available'}`);
   const rows: string[][] = [['case', 'edits/s', 'vs pgbench', 'p50 ms', 'p99 ms', 'requests per edit']];
   if (base) rows.push(['pgbench -N (8 clients)', base.tps.toFixed(0), 'baseline', base.latencyMs.toFixed(2), '', '']);
+  // The engine's own ceiling on this machine: the same load on memory storage, no database.
+  const memory = await editCase(1, false, true);
+  rows.push([`1 process, memory storage, different documents (${WRITERS} writers)`, memory.perSec.toFixed(0), base ? `${((memory.perSec / base.tps) * 100).toFixed(0)}%` : '', memory.p50.toFixed(1), memory.p99.toFixed(1), '1.00']);
+  console.log(rows[rows.length - 1]!.join(' | '));
   for (const hot of [false, true]) {
     for (const n of [1, 2, 3]) {
       const r = await editCase(n, hot);
@@ -142,7 +147,7 @@ export async function runPostgresBench(): Promise<void> {
   }
   recordTable('PostgreSQL: edits/s through kw serve processes vs pgbench -N', rows, 1);
   console.log('\n' + rows.map((r) => `| ${r.join(' | ')} |`).join('\n'));
-  if (process.env.KW_BENCH_PG_FULL !== '0') {
+  if (process.env.KW_BENCH_PG_FULL === '1') {
     const full = await fullLinearity();
     console.log(`\nfull size: 32 writers × 200 edits on one document over 3 processes: ${full.edits} edits in ${full.seconds.toFixed(1)} s (${(full.edits / full.seconds).toFixed(0)}/s), versions 2..6401 without gap or duplicate: ${full.ok ? 'yes' : 'NO'}`);
   }
