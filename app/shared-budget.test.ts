@@ -25,7 +25,7 @@ test('two engines on one shared storage: a budget of 7 gives exactly 7 successes
   const statuses = answers.map((a) => a.status);
   assert.is(statuses.filter((s) => s === 200).length, 7, statuses.join(' '));
   assert.is(statuses.filter((s) => s === 429).length, 9);
-  assert.equal((await inner.getRecord('credential-budgets', (await engines[1]!.credentials.authenticate(token)).credentialRef))?.value.used, 7);
+  assert.equal((await inner.getRecord<{ used: number }>('credential-budgets', (await engines[1]!.credentials.authenticate(token)).credentialRef))?.value.used, 7);
   for (const engine of engines) await engine.close();
   await inner.close();
 });

@@ -6,11 +6,15 @@
  *   writers on one hot document (a stale revision is read again and retried, as an agent would);
  * - the full-size linearity run: 32 writers × 200 edits on one document over 3 processes
  *   (KW_BENCH_PG_FULL=1; minutes on a busy machine), checked for versions 2..N without gap or duplicate;
- * - the engine's ceiling on this machine: one process on memory storage under the same load.
+ * - the engine's ceiling on this machine: one process on memory storage under the same load;
+ * - the adapter alone: commits/s of edit-shaped batches on 1-3 storages, different documents and one
+ *   hot document (requests per edit there: head reads + appends per success).
  * KW_BENCH_SECONDS sets the time per case (default 8).
  */
 import { spawnSync } from 'node:child_process';
 import { adminQuery, ADMIN_URL, freshDatabase, serverUnavailableReason } from '../adapters/postgres/postgres-kit.ts';
+import { postgresStorage } from '../adapters/postgres/index.ts';
+import { isStorageConflict } from '../src/ports.ts';
 import { appendParagraph, call, createDocument, editOnce, idemKey, startProcesses } from '../app/postgres-cluster-kit.ts';
 import { recordTable } from './report.ts';
 
@@ -93,6 +97,53 @@ async function editCase(n: number, hot: boolean, memory = false): Promise<CaseRe
   }
 }
 
+/**
+ * The adapter alone (no HTTP, no engine): 8 committers for SECONDS on `n` storages (each its own
+ * pool and LISTEN connection, as `n` processes would hold) in this process, each commit an append
+ * with an idempotency-like record, like an edit's; on one hot document a committer reads the head
+ * and appends the next version, and a conflict (the row lock's loser) reads again.
+ */
+async function storageCase(n: number, hot: boolean): Promise<CaseResult> {
+  const db = await freshDatabase();
+  const storages = await Promise.all(Array.from({ length: n }, () => postgresStorage({ url: db.url })));
+  try {
+    const head = (ref: string, version: number) => ({ documentRef: ref, spaceRef: 's', accountId: 'a', title: 't', version, snapshotVersion: 1, generation: 0, contentSha256: '', blockCount: 1, createdAt: 1, updatedAt: Date.now() });
+    const refs = Array.from({ length: WRITERS }, (_, i) => (hot ? 'hot' : `doc-${i}`));
+    for (const ref of new Set(refs)) await storages[0]!.commit([{ kind: 'document.create', head: head(ref, 1), snapshot: new Uint8Array(64) }]);
+    const latencies: number[] = [];
+    let attempts = 0;
+    const update = new Uint8Array(60).fill(7);
+    const until = performance.now() + SECONDS * 1000;
+    await Promise.all(
+      refs.map(async (ref, w) => {
+        for (let e = 0; performance.now() < until; e++) {
+          const storage = storages[(w + e) % n]!;
+          const began = performance.now();
+          for (;;) {
+            attempts++;
+            const current = (await storage.getDocumentHead(ref))!;
+            try {
+              await storage.commit([
+                { kind: 'document.append', head: head(ref, current.version + 1), update },
+                { kind: 'record.put', collection: 'idempotency', key: `w${w}-${e}-${attempts}`, value: { n: e }, expectedRevision: null },
+              ]);
+              break;
+            } catch (error) {
+              if (!isStorageConflict(error)) throw error;
+            }
+          }
+          latencies.push(performance.now() - began);
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    return { edits: latencies.length, perSec: latencies.length / SECONDS, p50: pct(latencies, 50), p99: pct(latencies, 99), attempts };
+  } finally {
+    await Promise.all(storages.map((s) => s.close()));
+    await db.drop();
+  }
+}
+
 /** 32 writers × 200 edits on one document over 3 processes; versions checked. */
 async function fullLinearity(): Promise<{ edits: number; seconds: number; ok: boolean }> {
   const db = await freshDatabase();
@@ -141,6 +192,14 @@ export async function runPostgresBench(): Promise<void> {
     for (const n of [1, 2, 3]) {
       const r = await editCase(n, hot);
       const name = `${n} process${n > 1 ? 'es' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} writers)`;
+      rows.push([name, r.perSec.toFixed(0), base ? `${((r.perSec / base.tps) * 100).toFixed(0)}%` : '', r.p50.toFixed(1), r.p99.toFixed(1), (r.attempts / Math.max(1, r.edits)).toFixed(2)]);
+      console.log(rows[rows.length - 1]!.join(' | '));
+    }
+  }
+  for (const hot of [false, true]) {
+    for (const n of [1, 2, 3]) {
+      const r = await storageCase(n, hot);
+      const name = `adapter only: ${n} storage${n > 1 ? 's' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} committers)`;
       rows.push([name, r.perSec.toFixed(0), base ? `${((r.perSec / base.tps) * 100).toFixed(0)}%` : '', r.p50.toFixed(1), r.p99.toFixed(1), (r.attempts / Math.max(1, r.edits)).toFixed(2)]);
       console.log(rows[rows.length - 1]!.join(' | '));
     }
