@@ -277,11 +277,13 @@ function oneStatement(prepared: PreparedOp[], wire: string[], origin: string): {
     ctes.push(...fragment.ctes);
     if (fragment.check !== null) checks.push(`WHEN NOT EXISTS (SELECT 1 FROM ${fragment.check}) THEN kw_conflict(${i})`);
   }
-  const failed = checks.length === 0 ? '0' : `CASE ${checks.join(' ')} ELSE 0 END`;
-  if (wire.length === 0) return { text: `WITH ${ctes.join(',\n')} SELECT ${failed} AS failed, NULL AS seq`, params };
-  ctes.push(`seq AS (SELECT nextval('kw_change_seq') AS seq)`);
+  // The checks come first: a change seq is only taken by a batch that passed them (the fallback
+  // poll reads a seq nobody notified as a missed notification).
+  const passed = (then: string) => (checks.length === 0 ? then : `CASE ${checks.join(' ')} ELSE ${then} END`);
+  if (wire.length === 0) return { text: `WITH ${ctes.join(',\n')} SELECT ${passed('0')} AS failed, NULL AS seq`, params };
+  ctes.push(`seq AS (SELECT ${passed(`nextval('kw_change_seq')`)} AS seq)`);
   const notify = `(SELECT count(pg_notify('${CHANGE_CHANNEL}', seq.seq::text || ':' || ${p(origin)} || ':' || t)) FROM seq, unnest(${p(wire)}::text[]) AS t)`;
-  return { text: `WITH ${ctes.join(',\n')} SELECT ${failed} AS failed, (SELECT seq FROM seq) AS seq, ${notify} AS sent`, params };
+  return { text: `WITH ${ctes.join(',\n')} SELECT (SELECT seq FROM seq) AS seq, ${notify} AS sent`, params };
 }
 
 /** Where a commit stood when it failed: before COMMIT was sent nothing is written; during it, the outcome is unknown. */
