@@ -8,7 +8,8 @@
  *   (KW_BENCH_PG_FULL=1; minutes on a busy machine), checked for versions 2..N without gap or duplicate;
  * - the engine's ceiling on this machine: one process on memory storage under the same load;
  * - the adapter alone: commits/s of edit-shaped batches on 1-3 storages, different documents and one
- *   hot document (requests per edit there: head reads + appends per success).
+ *   hot document, serialised per document within a storage as the engine's keyed lock does
+ *   (requests per edit: head reads + appends per success).
  * KW_BENCH_SECONDS sets the time per case (default 8).
  */
 import { spawnSync } from 'node:child_process';
@@ -114,24 +115,41 @@ async function storageCase(n: number, hot: boolean): Promise<CaseResult> {
     let attempts = 0;
     const update = new Uint8Array(60).fill(7);
     const until = performance.now() + SECONDS * 1000;
+    // As the engine does: one lane per document and process (its keyed lock), which remembers the
+    // version it committed (its cache) and reads the head again only after losing a race.
+    const lanes = new Map<string, { tail: Promise<unknown>; version: number | null }>();
+    const laneOf = (storage: number, ref: string) => {
+      const id = `${storage}:${ref}`;
+      let lane = lanes.get(id);
+      if (!lane) lanes.set(id, (lane = { tail: Promise.resolve(), version: null }));
+      return lane;
+    };
     await Promise.all(
       refs.map(async (ref, w) => {
         for (let e = 0; performance.now() < until; e++) {
-          const storage = storages[(w + e) % n]!;
+          const at = (w + e) % n;
+          const storage = storages[at]!;
+          const lane = laneOf(at, ref);
           const began = performance.now();
-          for (;;) {
-            attempts++;
-            const current = (await storage.getDocumentHead(ref))!;
-            try {
-              await storage.commit([
-                { kind: 'document.append', head: head(ref, current.version + 1), update },
-                { kind: 'record.put', collection: 'idempotency', key: `w${w}-${e}-${attempts}`, value: { n: e }, expectedRevision: null },
-              ]);
-              break;
-            } catch (error) {
-              if (!isStorageConflict(error)) throw error;
+          const edit = lane.tail.then(async () => {
+            for (;;) {
+              attempts++;
+              lane.version ??= (await storage.getDocumentHead(ref))!.version;
+              try {
+                await storage.commit([
+                  { kind: 'document.append', head: head(ref, lane.version + 1), update },
+                  { kind: 'record.put', collection: 'idempotency', key: `w${w}-${e}-${attempts}`, value: { n: e }, expectedRevision: null },
+                ]);
+                lane.version++;
+                return;
+              } catch (error) {
+                if (!isStorageConflict(error)) throw error;
+                lane.version = null;
+              }
             }
-          }
+          });
+          lane.tail = edit.catch(() => {});
+          await edit;
           latencies.push(performance.now() - began);
         }
       }),
