@@ -54,7 +54,7 @@ async function startOne(databaseUrl: string | null, operatorKey: string, seed: b
   const first = await Promise.race([
     new Promise<string>((done) => lines.once('line', done)),
     exited.then(() => Promise.reject(new Error(`kw serve exited before its first line: ${stderr}`))),
-    new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`kw serve printed no line within 60 s: ${stderr}`)), 60_000).unref()),
+    new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`kw serve printed no line within 120 s: ${stderr}`)), 120_000).unref()),
   ]).catch(async (error: unknown) => {
     child.kill('SIGKILL');
     throw error;

@@ -29,7 +29,15 @@ if (reason !== null) {
 } else {
   test.before(async () => {
     db = await freshDatabase();
-    procs = await startProcesses(3, db.url);
+    try {
+      procs = await startProcesses(3, db.url);
+    } catch (error) {
+      // uvu does not report a failing hook: say why, and every test fails on the empty list.
+      console.error(`  starting the kw serve processes failed: ${(error as Error).message}`);
+    }
+  });
+  test.before.each(() => {
+    assert.is(procs.length, 3, 'the three kw serve processes started');
   });
   test.after(async () => {
     await Promise.all(procs.map((p) => p.stop('SIGKILL')));
