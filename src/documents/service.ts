@@ -95,7 +95,9 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     try {
       return await apply();
     } catch (error) {
-      const lostRace = isStorageConflict(error) || (isServiceError(error) && isStorageConflict(error.cause));
+      // A stale revision counts too: another process may have applied this very request between
+      // our lookup and our read of the head (then its record replays).
+      const lostRace = isStorageConflict(error) || (isServiceError(error) && (isStorageConflict(error.cause) || error.code === 'PRECONDITION_FAILED'));
       if (!lostRace) throw error;
       const record = await idem.find<R>(scope, fingerprint);
       if (record) return replay(record);
