@@ -5,7 +5,7 @@
  * - edits/s (200 answers) on 1, 2 and 3 processes, 8 writers on 8 different documents, and 8
  *   writers on one hot document (a stale revision is read again and retried, as an agent would);
  * - the full-size linearity run: 32 writers × 200 edits on one document over 3 processes
- *   (KW_BENCH_PG_FULL=1; minutes on a busy machine), checked for versions 2..N without gap or duplicate;
+ *   (KW_BENCH_PG_FULL=1, or `only` for just this run; minutes on a busy machine), checked for versions 2..N without gap or duplicate;
  * - the engine's ceiling on this machine: one process on memory storage under the same load;
  * - the adapter alone: commits/s of edit-shaped batches on 1-3 storages, different documents and one
  *   hot document, serialised per document within a storage as the engine's keyed lock does
@@ -198,6 +198,7 @@ export async function runPostgresBench(): Promise<void> {
     return;
   }
   await adminQuery('SELECT 1');
+  if (process.env.KW_BENCH_PG_FULL === 'only') return printFull();
   const base = pgbenchTps();
   console.log(`\npgbench -N, 8 clients, ${SECONDS} s: ${base ? `${base.tps.toFixed(0)} tps (latency ${base.latencyMs.toFixed(2)} ms)` : 'not available'}`);
   const rows: string[][] = [['case', 'edits/s', 'vs pgbench', 'p50 ms', 'p99 ms', 'requests per edit']];
@@ -224,8 +225,10 @@ export async function runPostgresBench(): Promise<void> {
   }
   recordTable('PostgreSQL: edits/s through kw serve processes vs pgbench -N', rows, 1);
   console.log('\n' + rows.map((r) => `| ${r.join(' | ')} |`).join('\n'));
-  if (process.env.KW_BENCH_PG_FULL === '1') {
-    const full = await fullLinearity();
-    console.log(`\nfull size: 32 writers × 200 edits on one document over 3 processes: ${full.edits} edits in ${full.seconds.toFixed(1)} s (${(full.edits / full.seconds).toFixed(0)}/s), versions 2..6401 without gap or duplicate: ${full.ok ? 'yes' : 'NO'}`);
-  }
+  if (process.env.KW_BENCH_PG_FULL === '1') await printFull();
+}
+
+async function printFull(): Promise<void> {
+  const full = await fullLinearity();
+  console.log(`\nfull size: 32 writers × 200 edits on one document over 3 processes: ${full.edits} edits in ${full.seconds.toFixed(1)} s (${(full.edits / full.seconds).toFixed(0)}/s), versions 2..6401 without gap or duplicate: ${full.ok ? 'yes' : 'NO'}`);
 }

@@ -293,13 +293,13 @@ type Phase = 'ops' | 'committing';
  * Opens the storage on a PostgreSQL database: connects, migrates the schema (see schema.ts), and
  * LISTENs for the commits of other processes.
  * @remarks
- * - A commit is one transaction (READ COMMITTED). A document append is guarded by its head row
+ * - A commit is one transaction (READ COMMITTED): one statement when its ops write distinct targets, else op by op. A document append is guarded by its head row
  *   (`UPDATE kw_heads … WHERE version = $expected`), so one document stays linear whichever
  *   process appends; a record put with `expectedRevision` is guarded the same way by its row, a
  *   claim (`null`) by the primary key, a stream append by `(stream, seq)`. A loser rejects with
  *   StorageConflictError; serialization failures and deadlocks are retried.
  * - Change notification: each committing transaction that touches topics NOTIFYs `kw_changes` once
- *   per topic with `<change seq>:<topic>` (escaped; a topic over 7000 bytes as its hash). This
+ *   per topic with `<change seq>:<origin>:<topic>` (escaped; a topic over 7000 bytes as its hash). This
  *   process calls its own listeners right after COMMIT and skips the echo; notifications of other
  *   processes arrive on a dedicated LISTEN connection, which reconnects by itself and then calls
  *   every listener (notifications sent meanwhile are lost). A slow poll of the change sequence
