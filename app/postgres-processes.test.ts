@@ -3,7 +3,7 @@
  * one document stays linear, an idempotency key applies once, an SSE stream on one process sees
  * what another emits, a budget is exact, and a process killed with SIGKILL loses no acknowledged
  * write. Skipped (with the reason printed) when no PostgreSQL server answers at 127.0.0.1:5432.
- * Scaled down for `npm test` (8 writers × 25 edits); `npm run bench -- postgres` runs 32 × 200.
+ * Scaled down for `npm test` (8 writers × 25 edits); `KW_BENCH_PG_FULL=only npm run bench -- postgres` runs 32 × 200.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
