@@ -4,7 +4,8 @@
  *
  * ```
  * kw mcp --data DIR --token TOKEN (the API as an MCP server over stdio)
- * kw serve [--host 127.0.0.1] [--port 8787] [--data DIR] [--storage lowdb|memory] [--seed demo|none]
+ * kw serve [--host 127.0.0.1] [--port 8787] [--data DIR] [--storage lowdb|memory|postgres]
+ *          [--database-url URL] [--seed demo|none]
  *          [--operator-key KEY] [--capture-allow-private] [--budget-window DURATION]
  *          [--dev-open-document-pages] [--json] [--log text|json] [--quiet]
  * kw token create --url URL --operator-key KEY --scopes a,b [--account A] [--document REF]

@@ -22,7 +22,7 @@ function hostList(value: string): string[] {
 }
 
 /** Flags of `kw serve` (and `KW_OPERATOR_KEY` of `env`) → options of {@link serve}; wrong flags throw a {@link UsageError}. */
-export function serveOptionsFrom(args: string[], io: CliIO, env: NodeJS.ProcessEnv = process.env): ServeOptions & { json: boolean } {
+export function serveOptionsFrom(args: string[], io: CliIO, env: Record<string, string | undefined> = process.env): ServeOptions & { json: boolean } {
   const { values } = parseFlags(
     args,
     {
@@ -30,6 +30,7 @@ export function serveOptionsFrom(args: string[], io: CliIO, env: NodeJS.ProcessE
       port: { type: 'string' },
       data: { type: 'string' },
       storage: { type: 'string' },
+      'database-url': { type: 'string' },
       seed: { type: 'string' },
       'operator-key': { type: 'string' },
       'capture-allow-private': { type: 'boolean' },
@@ -47,9 +48,14 @@ export function serveOptionsFrom(args: string[], io: CliIO, env: NodeJS.ProcessE
   const operatorKey = operatorKeyFrom(values['operator-key'], env, HELP);
   if (values.host === '') throw new UsageError('--host must not be empty', HELP);
   if (values.data === '') throw new UsageError('--data must not be empty', HELP);
-  const storage = oneOf('--storage', values.storage, ['lowdb', 'memory'] as const, 'lowdb', HELP);
+  const storage = oneOf('--storage', values.storage, ['lowdb', 'memory', 'postgres'] as const, 'lowdb', HELP);
   if (values.data !== undefined && storage === 'memory') throw new UsageError('--data needs --storage lowdb (memory storage keeps nothing on disk)', HELP);
   if (values['accept-data-loss'] && storage === 'memory') throw new UsageError('--accept-data-loss needs --storage lowdb', HELP);
+  if (values['accept-data-loss'] && storage === 'postgres') throw new UsageError('--accept-data-loss needs --storage lowdb', HELP);
+  if (values.data !== undefined && storage === 'postgres') throw new UsageError('--data needs --storage lowdb (postgres keeps everything in the database)', HELP);
+  const databaseUrl = values['database-url'] ?? (env.DATABASE_URL || undefined);
+  if (storage === 'postgres' && databaseUrl === undefined) throw new UsageError('--storage postgres needs --database-url URL (or the environment variable DATABASE_URL)', HELP);
+  if (values['database-url'] !== undefined && storage !== 'postgres') throw new UsageError('--database-url needs --storage postgres', HELP);
   const format = oneOf('--log', values.log, ['text', 'json'] as const, 'text', HELP);
   if (values.quiet && values.log !== undefined) throw new UsageError('--quiet and --log exclude each other', HELP);
   return {
@@ -57,6 +63,7 @@ export function serveOptionsFrom(args: string[], io: CliIO, env: NodeJS.ProcessE
     port: values.port === undefined ? 8787 : parseInteger('--port', values.port, 0, 65_535, HELP),
     storage,
     ...(values.data === undefined ? {} : { data: values.data }),
+    ...(storage === 'postgres' && databaseUrl !== undefined ? { databaseUrl } : {}),
     seed: oneOf('--seed', values.seed, ['demo', 'none'] as const, 'none', HELP),
     ...(operatorKey === undefined ? {} : { operatorKey }),
     captureAllowPrivate: values['capture-allow-private'] ?? false,
@@ -75,7 +82,7 @@ export function serveOptionsFrom(args: string[], io: CliIO, env: NodeJS.ProcessE
  * The operator key: `--operator-key`, else the environment's `KW_OPERATOR_KEY`, else undefined (the
  * server makes one). Either must be at least 16 characters.
  */
-export function operatorKeyFrom(flag: string | undefined, env: NodeJS.ProcessEnv, help: string): string | undefined {
+export function operatorKeyFrom(flag: string | undefined, env: Record<string, string | undefined>, help: string): string | undefined {
   if (flag !== undefined) {
     if (flag.length < 16) throw new UsageError('--operator-key must be at least 16 characters', help);
     return flag;
@@ -87,12 +94,17 @@ export function operatorKeyFrom(flag: string | undefined, env: NodeJS.ProcessEnv
 }
 
 function printBanner(server: DevServer, pagesOpen: boolean, io: CliIO): void {
-  const where = server.storageKind === 'lowdb' ? `lowdb storage in ${server.dataDir}` : 'memory storage (nothing is kept)';
+  const where =
+    server.storageKind === 'lowdb'
+      ? `lowdb storage in ${server.dataDir}`
+      : server.storageKind === 'postgres'
+        ? 'postgres storage, shared with every process on the database'
+        : 'memory storage (nothing is kept)';
   io.out(`kw: listening on ${server.url} (${where})`);
   io.out(`kw: operator key: ${server.operatorKey}${server.operatorKeyGenerated ? '  (generated; pass --operator-key or set KW_OPERATOR_KEY to choose one)' : ''}`);
   io.out(`kw: local person's account: ${server.localAccount} (tokens made without --account belong to it)`);
   if (server.demo) {
-    io.out(`kw: demo token (account demo, every scope)${server.demoSeededNow ? '' : ', reused from the data folder'}:`);
+    io.out(`kw: demo token (account demo, every scope)${server.demoSeededNow ? '' : `, reused from the ${server.storageKind === 'postgres' ? 'database' : 'data folder'}`}:`);
     io.out(`    ${server.demo.token}`);
     io.out(`kw: demo document: ${server.demo.documentRef}`);
     io.out('kw: try it:');

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { fileUploadSpool, lowdbStorage, type RecoveryReport } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
+import { postgresStorage, type PostgresStorage } from '../adapters/postgres/index.ts';
 import { createApiHandler } from '../src/api/handler.ts';
 import { createBrowserApp, type BrowserApp } from '../src/web/app.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
@@ -17,7 +18,7 @@ import { contentExtractor, nodeFetcher } from '../adapters/capture/index.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 import { fixtureRunner } from '../src/jobs/fixture-runner.ts';
 import { MAX_REQUEST_BODY } from '../src/limits.ts';
-import type { Storage } from '../src/ports.ts';
+import { isStorageUnavailable, type Storage } from '../src/ports.ts';
 import { DEMO_ACCOUNT, seedDemo, type DemoSeed } from './demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
 import { mountMcp } from '../transports/mcp/index.ts';
@@ -36,11 +37,16 @@ export interface ServeOptions {
   host?: string;
   /** Port; 0 picks a free one. Default 8787. */
   port?: number;
-  /** `lowdb` (default): files in `data`; `memory`: nothing survives the process. */
-  storage?: 'lowdb' | 'memory';
+  /**
+   * `lowdb` (default): files in `data`; `memory`: nothing survives the process; `postgres`: the
+   * database at `databaseUrl`, shared by every process started on it (docs/postgres.md).
+   */
+  storage?: 'lowdb' | 'memory' | 'postgres';
+  /** The PostgreSQL connection URL of `storage: 'postgres'`. */
+  databaseUrl?: string;
   /** Data folder of the lowdb storage and of the demo-seed record; default `./.kw-data`. */
   data?: string;
-  /** `demo` loads the demo fixtures once into the data folder; default `none`. */
+  /** `demo` loads the demo fixtures once into the data folder (postgres: once per database); default `none`. */
   seed?: 'demo' | 'none';
   /** Operator key of `/operator/v1`; default: 32 random bytes, base64url. */
   operatorKey?: string;
@@ -105,7 +111,7 @@ export interface DevServer {
   readonly demo: DemoSeed | null;
   /** True when the demo fixtures were loaded by this start (false: reused from the data folder). */
   readonly demoSeededNow: boolean;
-  readonly storageKind: 'lowdb' | 'memory';
+  readonly storageKind: 'lowdb' | 'memory' | 'postgres';
   /** Absolute data folder (lowdb only). */
   readonly dataDir: string | null;
   /**
@@ -158,15 +164,36 @@ async function bind(handler: Handler, host: string, port: number): Promise<Liste
   }
 }
 
+/** Where the demo seed of a database is recorded (the database holds everything of the service). */
+const DEMO_COLLECTION = 'dev-server';
+const DEMO_KEY = 'demo-seed';
+
+/**
+ * Seed once per database: under the database-wide lock `demo-seed`, so that of several processes
+ * starting at once one seeds and the others reuse its record (and print the same token).
+ */
+async function sharedDemoFor(engine: Engine, storage: PostgresStorage): Promise<{ demo: DemoSeed; seededNow: boolean }> {
+  return storage.exclusive('demo-seed', async () => {
+    const recorded = await storage.getRecord<DemoSeed>(DEMO_COLLECTION, DEMO_KEY);
+    if (recorded && (await tokenValid(engine, recorded.value.token))) return { demo: recorded.value, seededNow: false };
+    const demo = await seedDemo(engine);
+    await storage.commit([{ kind: 'record.put', collection: DEMO_COLLECTION, key: DEMO_KEY, value: demo }]);
+    return { demo, seededNow: true };
+  });
+}
+
+function tokenValid(engine: Engine, token: string): Promise<boolean> {
+  return engine.credentials.authenticate(token).then(
+    () => true,
+    () => false,
+  );
+}
+
 /** Seed once per data folder; reuse the recorded demo token while it still authenticates. */
 async function demoFor(engine: Engine, dataDir: string | null): Promise<{ demo: DemoSeed; seededNow: boolean }> {
   const recorded = dataDir ? await readDemoRecord(dataDir) : null;
   if (recorded) {
-    const valid = await engine.credentials.authenticate(recorded.token).then(
-      () => true,
-      () => false,
-    );
-    if (valid) return { demo: recorded, seededNow: false };
+    if (await tokenValid(engine, recorded.token)) return { demo: recorded, seededNow: false };
   }
   const demo = await seedDemo(engine);
   if (dataDir) await writeDemoRecord(dataDir, demo);
@@ -194,6 +221,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   const listener = await bind(front, options.host ?? '127.0.0.1', options.port ?? 8787);
 
   let storage: Storage | null = null;
+  let pg: PostgresStorage | null = null;
   let engine: Engine | null = null;
   let mcp: ReturnType<typeof mountMcp> | null = null;
   let demo: DemoSeed | null = null;
@@ -210,6 +238,15 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
         ...(options.acceptDataLoss ? { acceptDataLoss: true } : {}),
         ...(notice ? { onRecovery: (r: RecoveryReport) => notice(recoveryNotice(dataDir, r)) } : {}),
       });
+    } else if (storageKind === 'postgres') {
+      if (!options.databaseUrl) throw new ServeError('--storage postgres needs --database-url URL (or the environment variable DATABASE_URL)');
+      try {
+        pg = await postgresStorage({ url: options.databaseUrl });
+      } catch (error) {
+        if (!isStorageUnavailable(error)) throw error;
+        throw new ServeError(`cannot reach the PostgreSQL database at ${redactUrl(options.databaseUrl)}: ${(error as Error).message}`, { cause: error });
+      }
+      storage = pg;
     } else {
       storage = memoryStorage();
     }
@@ -230,7 +267,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       ...(dataDir ? { library: { uploadSpool: fileUploadSpool({ dir: join(dataDir, 'uploads') }) } } : {}),
       ...(options.budgetWindowMs === undefined ? {} : { budgetWindowMs: options.budgetWindowMs }),
     });
-    if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = await demoFor(engine, dataDir));
+    if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = pg ? await sharedDemoFor(engine, pg) : await demoFor(engine, dataDir));
     localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : 'owner';
     const documentPages = options.documentPages ?? 'sign-in-required';
     const app = options.browserApp === false ? null : createBrowserApp(engine, { operatorKey, localAccount, openDocumentPages: documentPages === 'open' });
@@ -277,4 +314,15 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       return closing;
     },
   };
+}
+
+/** A connection URL without its password, for messages. */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(an unparsable URL)';
+  }
 }

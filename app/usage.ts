@@ -21,11 +21,16 @@ Options:
   --host HOST                 interface to bind (default 127.0.0.1)
   --port PORT                 port, 0 picks a free one (default 8787)
   --data DIR                  data folder of the lowdb storage (default ./.kw-data)
-  --storage lowdb|memory      where state lives (default lowdb)
-  --seed demo|none            load the demo fixtures once into the data folder (default none)
+  --storage lowdb|memory|postgres
+                              where state lives (default lowdb); postgres: several processes
+                              on one database share everything (docs/postgres.md)
+  --database-url URL          the PostgreSQL database of --storage postgres
+                              (default: the environment variable DATABASE_URL)
+  --seed demo|none            load the demo fixtures once into the data folder, or once per
+                              database with postgres (default none)
   --operator-key KEY          operator key of /operator/v1, at least 16 characters
-                              (default: the environment's KW_OPERATOR_KEY, else
-                              generated and printed)
+                              (default: KW_OPERATOR_KEY, else generated and printed; give the
+                              same one to every process on one database)
   --capture-allow-private     let library capture fetch private and loopback addresses
   --budget-window DURATION    request-budget window, e.g. 500ms, 30s, 10m, 24h, 7d (default 24h)
   --accept-data-loss          open a data folder whose journal lost acknowledged writes (cut short or

@@ -224,7 +224,47 @@ export function isStorageConflict(e: unknown): e is StorageConflictError {
 }
 
 /**
- * The storage port. Adapters: `memoryStorage()`, `lowdbStorage({ dir })`, later `postgresStorage({ url })`.
+ * Thrown (rejected) by a storage that cannot write for now (disk full, database unreachable):
+ * nothing of the failed write was kept, reads still work, and the same write may succeed later
+ * without a restart.
+ * @remarks Recognised by name ({@link isStorageUnavailable}), also as a structured clone across the
+ * worker boundary or another module copy; the API edge answers 503 TEMPORARILY_UNAVAILABLE with
+ * `Retry-After`.
+ */
+export class StorageUnavailableError extends Error {
+  override readonly name = 'StorageUnavailableError';
+  /** When to try again, in ms. */
+  readonly retryAfterMs: number;
+
+  constructor(message: string, options: { retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
+    this.retryAfterMs = options.retryAfterMs ?? 5000;
+  }
+}
+
+/** True for a {@link StorageUnavailableError} or its structured clone (matched by name). */
+export function isStorageUnavailable(value: unknown): value is StorageUnavailableError {
+  return typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'StorageUnavailableError';
+}
+
+/** The answer of {@link Storage.takeCount}. */
+export interface CountTaken {
+  /** True when the use was counted; false when the window's `limit` was already reached (nothing changed). */
+  taken: boolean;
+  /** Uses counted in the current window after this call. */
+  used: number;
+}
+
+/** The value of a counter record of {@link Storage.takeCount}. */
+export interface CounterValue {
+  v: 1;
+  /** Start of the window `used` counts in (epoch ms). */
+  windowStart: number;
+  used: number;
+}
+
+/**
+ * The storage port. Adapters: `memoryStorage()`, `lowdbStorage({ dir })`, `postgresStorage({ url })`.
  * @remarks
  * - `commit` is atomic (all ops or none) and durable when it resolves.
  * - Values and bytes handed in or returned are owned by the receiver afterwards: adapters copy
@@ -279,4 +319,20 @@ export interface Storage {
   subscribe(topic: ChangeTopic, listener: () => void): () => void;
   /** Flush and release resources (files, locks, connections). Further calls reject. */
   close(): Promise<void>;
+  /**
+   * True when several processes share this storage (PostgreSQL): state a process keeps in memory
+   * (counters, caches) must then go through the storage to stay exact. Absent means false.
+   */
+  readonly sharedByProcesses?: boolean;
+  /**
+   * Optional: count one use of a windowed counter, atomically across every process sharing the store.
+   * The counter is the record `collection`/`key`, whose value is a {@link CounterValue}. When the record
+   * is absent or counts an earlier window than `windowStart`, it restarts at 0 in `windowStart` (a
+   * record of a later window keeps counting in it). Then, when `used < limit`, `used` grows by 1 (the
+   * record's revision too) and `taken` is true; otherwise nothing changes and `taken` is false.
+   * @remarks Never more than `limit` takes succeed per window, whichever processes race. Listeners of
+   * the record's topic may or may not be called. Adapters shared by processes implement it; budgets
+   * use it when {@link Storage.sharedByProcesses} is true.
+   */
+  takeCount?(collection: string, key: string, windowStart: number, limit: number): Promise<CountTaken>;
 }

@@ -13,6 +13,7 @@
  */
 import { suite } from 'uvu';
 import type { Storage } from '../../src/ports.ts';
+import { counterTests } from './counters.ts';
 import { documentTests } from './documents.ts';
 import type { RegisterTest, StorageHarness, StorageSetup } from './harness.ts';
 import { lifecycleTests, reopenListingTests } from './lifecycle.ts';
@@ -44,7 +45,8 @@ export type { RegisterTest, StorageHarness, StorageSetup } from './harness.ts';
  * - a stream append with a seq other than head + 1 is a conflict like a wrong document version;
  * - notifications may arrive after `commit` resolves (other processes), so the tests wait for them;
  *   an adapter must not call a listener for a rejected batch, nor twice for one batch and topic;
- * - `subscribe` throws after `close()`.
+ * - `subscribe` throws after `close()`;
+ * - `takeCount`, when offered, never counts more than the limit per window, racing or not.
  * Racing commits are only checked for "exactly one wins", not for which one, so adapters that run
  * commits in parallel (a connection pool) conform. The reopen test is skipped (and says so) when
  * setup gives no `reopen`.
@@ -68,5 +70,6 @@ export function storageConformance(name: string, setup: StorageSetup): void {
   notificationTests(it);
   lifecycleTests(it, name);
   reopenListingTests(it, name);
+  counterTests(it, name);
   test.run();
 }

@@ -42,13 +42,17 @@ export class ChangeNotifier {
   /** Calls the listeners of every topic `ops` touch (records put or deleted, streams appended). */
   notify(ops: readonly PreparedOp[]): void {
     if (this.topics.size === 0) return;
-    const touched = new Set<ChangeTopic>();
-    for (const op of ops) {
-      if (op.kind === 'record.put' || op.kind === 'record.delete') touched.add(recordTopic(op.collection, op.key));
-      else if (op.kind === 'stream.append') touched.add(streamTopic(op.stream));
-      else if (op.kind === 'document.create' || op.kind === 'document.append') touched.add(documentTopic(op.head.documentRef));
-      else if (op.kind === 'document.compact') touched.add(documentTopic(op.documentRef));
-    }
+    this.notifyTopics(topicsOf(ops));
+  }
+
+  /** The topics somebody listens to now. */
+  subscribedTopics(): ChangeTopic[] {
+    return [...this.topics.keys()];
+  }
+
+  /** Calls the listeners of each of `topics` once (a topic listed twice counts once). */
+  notifyTopics(topics: Iterable<ChangeTopic>): void {
+    const touched = topics instanceof Set ? topics : new Set(topics);
     for (const topic of touched) {
       const set = this.topics.get(topic);
       if (set === undefined) continue;
@@ -67,4 +71,16 @@ export class ChangeNotifier {
   clear(): void {
     this.topics.clear();
   }
+}
+
+/** The topics a batch touches (records put or deleted, streams appended), each once. */
+export function topicsOf(ops: readonly PreparedOp[]): Set<ChangeTopic> {
+  const touched = new Set<ChangeTopic>();
+  for (const op of ops) {
+    if (op.kind === 'record.put' || op.kind === 'record.delete') touched.add(recordTopic(op.collection, op.key));
+    else if (op.kind === 'stream.append') touched.add(streamTopic(op.stream));
+    else if (op.kind === 'document.create' || op.kind === 'document.append') touched.add(documentTopic(op.head.documentRef));
+    else if (op.kind === 'document.compact') touched.add(documentTopic(op.documentRef));
+  }
+  return touched;
 }

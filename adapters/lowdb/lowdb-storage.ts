@@ -9,6 +9,7 @@ import { StorageUnavailableError } from '../../src/errors.ts';
 import type { BatchOp, Storage } from '../../src/ports.ts';
 import { AckRecorder } from './ack-record.ts';
 import { ChangeNotifier } from '../core/change-notifier.ts';
+import { takeCountByRevision } from '../core/take-count.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import { CHECKPOINT_FILE, DurableCheckpointFile } from './checkpoint-file.ts';
 import { Checkpointer, type JournalSlot } from './checkpointer.ts';
@@ -247,7 +248,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     }
   }
 
-  return {
+  const storage: LowdbStorage = {
     dir,
     getDocumentHead: (documentRef) => guard(() => core.getDocumentHead(documentRef)),
     loadDocument: (documentRef) => guard(() => core.loadDocument(documentRef)),
@@ -263,6 +264,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
       return notifier.subscribe(topic, listener);
     },
     commit: (ops: BatchOp[]) => (closed ? guard(() => undefined) : committer.submit(ops)),
+    takeCount: (collection, key, windowStart, limit) => takeCountByRevision(storage, collection, key, windowStart, limit),
     async checkpoint() {
       if (closed) throw new Error(`lowdb storage ${dir} is closed`);
       await checkpointer.running;
@@ -290,4 +292,5 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
       return closing;
     },
   };
+  return storage;
 }

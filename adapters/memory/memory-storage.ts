@@ -7,6 +7,7 @@ import { validateBatch } from '../core/batch-validator.ts';
 import { ChangeNotifier } from '../core/change-notifier.ts';
 import { MemoryCore } from '../core/memory-core.ts';
 import { prepareBatch } from '../core/prepared-op.ts';
+import { takeCountByRevision } from '../core/take-count.ts';
 
 function closedError(): Error {
   return new Error('memory storage is closed');
@@ -47,7 +48,7 @@ export function memoryStorage(): Storage {
   let closed = false;
   // Each method settles synchronously. getDocumentHead, getRecord and commit are written out (no
   // per-call closure) because the engine calls them on every mutation.
-  return {
+  const storage: Storage = {
     getDocumentHead(documentRef) {
       if (closed) return Promise.reject(closedError());
       return Promise.resolve(core.getDocumentHead(documentRef));
@@ -93,10 +94,12 @@ export function memoryStorage(): Storage {
       if (closed) throw closedError();
       return notifier.subscribe(topic, listener);
     },
+    takeCount: (collection, key, windowStart, limit) => takeCountByRevision(storage, collection, key, windowStart, limit),
     close: () => {
       closed = true;
       notifier.clear();
       return Promise.resolve();
     },
   };
+  return storage;
 }

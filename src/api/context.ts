@@ -36,6 +36,9 @@ export interface RequestContext {
   budget: BudgetStatus | null;
   /** Effective activation state (stored state with the embedding program's overrides). */
   activation(): Promise<ActivationState>;
-  /** Charge the budget once (no-op when already charged or anonymous). Throws RATE_LIMITED. */
-  charge(): void;
+  /**
+   * Charge the budget once (no-op when already charged or anonymous). Throws RATE_LIMITED; with a
+   * storage shared by processes it returns a promise (the charge is atomic in the storage) to await.
+   */
+  charge(): void | Promise<void>;
 }

@@ -110,9 +110,15 @@ class Context implements RequestContext {
   activation(): Promise<ActivationState> {
     return this.effectiveActivation();
   }
-  charge(): void {
+  charge(): void | Promise<void> {
     if (this.budget !== null || this.credential === null) return;
-    this.budget = this.engine.credentials.charge(this.credential);
+    const credentials = this.engine.credentials;
+    if (credentials.sharedBudgets) {
+      return credentials.take(this.credential).then((budget) => {
+        this.budget = budget;
+      });
+    }
+    this.budget = credentials.charge(this.credential);
   }
 }
 
@@ -247,7 +253,10 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
       if (missing !== null) throw new ServiceError('FORBIDDEN', `This credential lacks the scope ${missing}; use a token created with it.`);
     }
 
-    if (op.charge === 'before') ctx.charge();
+    if (op.charge === 'before') {
+      const charging = ctx.charge();
+      if (charging) await charging;
+    }
 
     const limit = op.input.bytes?.maxBytes ?? MAX_REQUEST_BODY;
     if (request.bodyTooLarge === true || (request.body !== null && request.body.byteLength > limit)) {

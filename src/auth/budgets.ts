@@ -3,9 +3,10 @@
  * starts at the credential's creation and repeats every `windowMs`.
  * @remarks Charging is synchronous and in memory: the hot path never writes storage. Dirty counters are
  * persisted in the background at most about once a second, and on {@link BudgetLedger.flush}, so a
- * restart keeps the count (losing at most the last second of charges on a crash). With several
- * processes sharing one store each process counts its own requests; the persisted value is the last
- * writer's. That is acceptable for a budget (it is a ceiling against runaway agents, not billing).
+ * restart keeps the count (losing at most the last second of charges on a crash).
+ * With a storage shared by several processes (`storage.sharedByProcesses` and `takeCount`), each
+ * charge is instead one atomic `takeCount` in the storage ({@link BudgetLedger.take}): never more
+ * than `requestBudget` successes per window in total, whichever processes serve them.
  * @module
  */
 import type { Clock } from '../clock.ts';
@@ -50,6 +51,13 @@ export interface BudgetLedger {
   load(credential: Budgeted): Promise<void>;
   /** Count one request. Throws RATE_LIMITED (retryAfterMs: time to the window end) when spent. */
   charge(credential: Budgeted): BudgetStatus;
+  /** True when charges must go through the storage ({@link BudgetLedger.take}): several processes share it. */
+  readonly shared: boolean;
+  /**
+   * Count one request atomically in the storage (exact across processes). Rejects with RATE_LIMITED
+   * when spent. Only when {@link BudgetLedger.shared}.
+   */
+  take(credential: Budgeted): Promise<BudgetStatus>;
   /** The current standing, without charging. */
   status(credential: Budgeted): BudgetStatus;
   /** Persist every dirty counter now. */
@@ -65,6 +73,8 @@ export function createBudgetLedger(
   reportError: ErrorReporter = logErrorToConsole,
 ): BudgetLedger {
   if (!(windowMs > 0)) throw new RangeError('budgetWindowMs must be positive');
+  const takeCount = storage.sharedByProcesses === true ? storage.takeCount?.bind(storage) : undefined;
+  const shared = takeCount !== undefined;
   const counters = new Map<string, Counter>();
   const loaded = new Set<string>();
   const dirty = new Set<string>();
@@ -88,6 +98,13 @@ export function createBudgetLedger(
       counter.used = 0;
     }
     return counter;
+  }
+
+  function spent(c: Budgeted, counter: Counter, now: number): ServiceError {
+    const retryAfterMs = counter.windowStart + windowMs - now;
+    return new ServiceError('RATE_LIMITED', `The request budget of this credential (${c.requestBudget} requests per window) is spent; retry after the window ends.`, {
+      retryAfterMs,
+    });
   }
 
   function statusOf(c: Budgeted, counter: Counter): BudgetStatus {
@@ -143,16 +160,24 @@ export function createBudgetLedger(
     charge(c) {
       const now = clock.now();
       const counter = current(c, now);
-      if (counter.used >= c.requestBudget) {
-        const retryAfterMs = counter.windowStart + windowMs - now;
-        throw new ServiceError('RATE_LIMITED', `The request budget of this credential (${c.requestBudget} requests per window) is spent; retry after the window ends.`, {
-          retryAfterMs,
-        });
-      }
+      if (counter.used >= c.requestBudget) throw spent(c, counter, now);
       counter.used++;
       dirty.add(c.credentialRef);
       schedule();
       return statusOf(c, counter);
+    },
+    shared,
+    async take(c) {
+      if (!shared) throw new Error('take() needs a storage shared by processes; use charge()');
+      const counter = current(c, clock.now());
+      const windowStart = counter.windowStart;
+      const { taken, used } = await takeCount!(BUDGET_COLLECTION, c.credentialRef, windowStart, c.requestBudget);
+      // The local counter mirrors the storage's, for status() (a principal's remaining budget).
+      const now = clock.now();
+      const after = current(c, now);
+      if (after.windowStart === windowStart) after.used = used;
+      if (!taken) throw spent(c, after, now);
+      return statusOf(c, after);
     },
     status(c) {
       return statusOf(c, current(c, clock.now()));

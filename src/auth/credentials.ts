@@ -107,6 +107,10 @@ export interface CredentialService {
   revoke(accountId: string, credentialRef: string): Promise<Credential>;
   /** Count one request against the budget; RATE_LIMITED (with retryAfterMs) when it is spent. Synchronous. */
   charge(credential: Credential): BudgetStatus;
+  /** True when the storage is shared by processes: charges must go through {@link CredentialService.take}. */
+  readonly sharedBudgets: boolean;
+  /** Count one request atomically in the shared storage (exact across processes); RATE_LIMITED when spent. */
+  take(credential: Credential): Promise<BudgetStatus>;
   /** The budget standing without charging. */
   budget(credential: Credential): BudgetStatus;
   /** The Principal view of a credential. */
@@ -309,6 +313,8 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
     },
 
     charge: (credential) => ledger.charge(credential),
+    sharedBudgets: ledger.shared,
+    take: (credential) => ledger.take(credential),
     budget: (credential) => ledger.status(credential),
 
     principal(credential, budget, researchRuns) {

@@ -88,7 +88,7 @@ const search = bind(contract.search, async (ctx, input) => {
   const needed = kind === 'space' ? 'knowledge:read' : kind === 'public' ? 'public:read' : null;
   // the scope depends on the body: checked before charging, like every other scope check
   if (needed !== null && !credential.scopeSet.has(needed)) throw new ServiceError('FORBIDDEN', `This credential lacks the scope ${needed}; use a token created with it.`);
-  ctx.charge();
+  await ctx.charge();
   const page = await ctx.engine.knowledge.search(credential.actor, credential.scopeSet, input.body);
   return ok(ctx, 200, JSON.stringify(page), { headers: { 'cache-control': 'no-store' } });
 });

@@ -1,0 +1,140 @@
+/**
+ * The SQL connection the PostgreSQL adapter runs on: a `pg` pool plus one dedicated LISTEN
+ * connection, behind a small interface (the tests run the same adapter on PGlite).
+ * @module
+ */
+import pg from 'pg';
+import { StorageUnavailableError } from '../../src/ports.ts';
+
+/** The rows of one statement. */
+export interface SqlResult<R = Record<string, unknown>> {
+  rows: R[];
+}
+
+/** One connection, held for a transaction. */
+export interface SqlSession {
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<SqlResult<R>>;
+}
+
+/** What the adapter needs of a database. */
+export interface SqlDriver {
+  /** Runs `fn` on one connection of the pool, held until it settles. */
+  session<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** One statement on any connection of the pool. */
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<SqlResult<R>>;
+  /**
+   * LISTENs on `channel` on a dedicated connection: `onNotify` gets each payload; after the
+   * connection was lost and is back (LISTENing again), `onResync` is called, since notifications
+   * sent meanwhile are gone. Resolves once listening.
+   */
+  listen(channel: string, onNotify: (payload: string) => void, onResync: () => void): Promise<void>;
+  /** Closes the pool and the LISTEN connection. */
+  end(): Promise<void>;
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
+/** SQLSTATEs of a server that went away or does not take connections now. */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '55000', '3D000']);
+const CONNECTION_MESSAGE = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|not queryable|terminating connection|the database system is (starting up|shutting down)|is not currently accepting connections/i;
+
+/** True when `error` says the database could not be reached or dropped the connection. */
+export function isConnectionFailure(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const e = error as { code?: unknown; message?: unknown };
+  if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || UNAVAILABLE_STATES.has(e.code) || e.code.startsWith('08'))) return true;
+  return typeof e.message === 'string' && CONNECTION_MESSAGE.test(e.message);
+}
+
+/** `error` as a {@link StorageUnavailableError} (with the driver's error as cause). */
+export function unavailable(error: unknown): StorageUnavailableError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new StorageUnavailableError(`PostgreSQL is unavailable: ${message}`, { retryAfterMs: 1000, cause: error });
+}
+
+/** Options of the `pg` pool; see {@link pgDriver}. */
+export type PoolOptions = pg.PoolConfig;
+
+/**
+ * The driver over `pg`: a pool for statements and transactions, and one client for LISTEN that
+ * reconnects by itself (backing off up to 2 s) until {@link SqlDriver.end}.
+ */
+export function pgDriver(options: PoolOptions): SqlDriver {
+  const pool = new pg.Pool({ max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, ...options });
+  // An idle client losing its connection emits on the pool; without a handler the process would crash.
+  pool.on('error', () => {});
+  let ended = false;
+  let listener: pg.Client | null = null;
+  let retry: ReturnType<typeof setTimeout> | null = null;
+
+  async function connectListener(channel: string, onNotify: (payload: string) => void, onResync: () => void, again: boolean): Promise<void> {
+    const client = new pg.Client({ ...options, connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000 });
+    let lost = false;
+    const reconnect = (delay: number) => {
+      if (ended || lost) return;
+      lost = true;
+      listener = null;
+      client.end().catch(() => {});
+      retry = setTimeout(() => {
+        retry = null;
+        connectListener(channel, onNotify, onResync, true).catch(() => reconnect(Math.min(delay * 2, 2_000)));
+      }, delay);
+      retry.unref?.();
+    };
+    client.on('error', () => reconnect(100));
+    client.on('end', () => reconnect(100));
+    client.on('notification', (message) => {
+      if (message.channel === channel && message.payload !== undefined) onNotify(message.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (error) {
+      lost = true;
+      client.end().catch(() => {});
+      if (!again) throw error;
+      retry = setTimeout(() => {
+        retry = null;
+        connectListener(channel, onNotify, onResync, true).catch(() => {});
+      }, 500);
+      retry.unref?.();
+      return;
+    }
+    if (ended) {
+      await client.end().catch(() => {});
+      return;
+    }
+    listener = client;
+    if (again) onResync();
+  }
+
+  return {
+    async session(fn) {
+      const client = await pool.connect();
+      let broken: unknown = undefined;
+      // A checked-out client that loses its connection between statements emits 'error'; without a
+      // listener that would crash the process. The next statement then fails and reports it.
+      const onError = (error: unknown) => (broken = error);
+      client.on('error', onError);
+      try {
+        return await fn(client);
+      } catch (error) {
+        if (isConnectionFailure(error)) broken = error;
+        throw error;
+      } finally {
+        client.off('error', onError);
+        // A connection that failed is not given back for reuse.
+        client.release(broken === undefined ? undefined : (broken as Error));
+      }
+    },
+    query: (text, params) => pool.query(text, params) as never,
+    listen: (channel, onNotify, onResync) => connectListener(channel, onNotify, onResync, false),
+    async end() {
+      ended = true;
+      if (retry) clearTimeout(retry);
+      const client = listener;
+      listener = null;
+      await client?.end().catch(() => {});
+      await pool.end();
+    },
+  };
+}

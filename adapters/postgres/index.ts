@@ -1,0 +1,8 @@
+/**
+ * The PostgreSQL storage adapter, for several processes on one database: `postgresStorage({ url })`.
+ * See docs/postgres.md.
+ * @module
+ */
+export { postgresStorage, type PostgresStats, type PostgresStorage, type PostgresStorageOptions } from './postgres-storage.ts';
+export type { PoolOptions } from './driver.ts';
+export { MIGRATIONS } from './schema.ts';

@@ -1,0 +1,234 @@
+/**
+ * `npm run bench -- postgres`: `kw serve --storage postgres` processes on the server at
+ * 127.0.0.1:5432 against pgbench's single-row update rate measured in the same run.
+ * - baseline: `pgbench -N` (8 clients, 2 threads) on a scratch database (`pgbench -i`);
+ * - edits/s (200 answers) on 1, 2 and 3 processes, 8 writers on 8 different documents, and 8
+ *   writers on one hot document (a stale revision is read again and retried, as an agent would);
+ * - the full-size linearity run: 32 writers × 200 edits on one document over 3 processes
+ *   (KW_BENCH_PG_FULL=1, or `only` for just this run; minutes on a busy machine), checked for versions 2..N without gap or duplicate;
+ * - the engine's ceiling on this machine: one process on memory storage under the same load;
+ * - the adapter alone: commits/s of edit-shaped batches on 1-3 storages, different documents and one
+ *   hot document, serialised per document within a storage as the engine's keyed lock does
+ *   (requests per edit: head reads + appends per success).
+ * KW_BENCH_SECONDS sets the time per case (default 8).
+ */
+import { spawnSync } from 'node:child_process';
+import { adminQuery, ADMIN_URL, freshDatabase, serverUnavailableReason } from '../adapters/postgres/postgres-kit.ts';
+import { postgresStorage } from '../adapters/postgres/index.ts';
+import { isStorageConflict } from '../src/ports.ts';
+import { appendParagraph, call, createDocument, editOnce, idemKey, startProcesses } from '../app/postgres-cluster-kit.ts';
+import { recordTable } from './report.ts';
+
+const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 8);
+const WRITERS = 8;
+
+function pct(sorted: number[], p: number): number {
+  return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** pgbench -N tps with 8 clients on a scratch database. */
+function pgbenchTps(): { tps: number; latencyMs: number } | null {
+  const name = `kw_bench_pgbench_${process.pid}`;
+  const url = new URL(ADMIN_URL);
+  const common = ['-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres')];
+  spawnSync('dropdb', [...common, '--if-exists', name]);
+  if (spawnSync('createdb', [...common, name]).status !== 0) return null;
+  try {
+    if (spawnSync('pgbench', ['-i', '-q', ...common, name], { stdio: 'ignore' }).status !== 0) return null;
+    const run = spawnSync('pgbench', ['-N', '-c', '8', '-j', '2', '-T', String(SECONDS), ...common, name], { encoding: 'utf8' });
+    const tps = /tps = ([\d.]+)/.exec(run.stdout ?? '');
+    const latency = /latency average = ([\d.]+) ms/.exec(run.stdout ?? '');
+    return tps ? { tps: Number(tps[1]), latencyMs: latency ? Number(latency[1]) : Number.NaN } : null;
+  } finally {
+    spawnSync('dropdb', [...common, '--if-exists', name]);
+  }
+}
+
+interface CaseResult {
+  edits: number;
+  perSec: number;
+  p50: number;
+  p99: number;
+  attempts: number;
+}
+
+/** `writers` writers editing for SECONDS over `n` processes, each on its own document or all on one. */
+async function editCase(n: number, hot: boolean, memory = false): Promise<CaseResult> {
+  const db = memory ? null : await freshDatabase();
+  const procs = await startProcesses(n, db?.url ?? null);
+  try {
+    const token = procs[0]!.demoToken!;
+    const bases = procs.map((p) => p.url);
+    const hotRef = hot ? await createDocument(bases[0]!, token, 'Hot') : null;
+    const refs = await Promise.all(Array.from({ length: WRITERS }, (_, i) => hotRef ?? createDocument(bases[i % n]!, token, `Doc ${i}`)));
+    const latencies: number[] = [];
+    let attempts = 0;
+    const until = performance.now() + SECONDS * 1000;
+    await Promise.all(
+      refs.map(async (ref, w) => {
+        let revision: string | null = null;
+        for (let e = 0; performance.now() < until; e++) {
+          const base = bases[(w + e) % n]!;
+          const began = performance.now();
+          if (hot) {
+            const r = await editOnce(() => bases, w + e, token, ref, `w${w}-e${e}`);
+            attempts += r.attempts;
+            if (r.status === 200) latencies.push(r.ms);
+            continue;
+          }
+          // A document of its own: the revision of the last answer is current, one request per edit.
+          revision ??= (await fetch(`${base}/api/v1/documents/${ref}`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } })).headers.get('service-revision');
+          const r = await call(base, 'POST', `/api/v1/documents/${ref}/mutations`, token, {
+            headers: { 'idempotency-key': idemKey(), 'service-if-revision': revision! },
+            body: appendParagraph(`w${w}-e${e}`),
+          });
+          attempts++;
+          if (r.status === 200) {
+            revision = r.headers.get('service-revision');
+            latencies.push(performance.now() - began);
+          } else revision = null;
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    return { edits: latencies.length, perSec: latencies.length / SECONDS, p50: pct(latencies, 50), p99: pct(latencies, 99), attempts };
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    await db?.drop();
+  }
+}
+
+/**
+ * The adapter alone (no HTTP, no engine): 8 committers for SECONDS on `n` storages (each its own
+ * pool and LISTEN connection, as `n` processes would hold) in this process, each commit an append
+ * with an idempotency-like record, like an edit's; on one hot document a committer reads the head
+ * and appends the next version, and a conflict (the row lock's loser) reads again.
+ */
+async function storageCase(n: number, hot: boolean): Promise<CaseResult> {
+  const db = await freshDatabase();
+  const storages = await Promise.all(Array.from({ length: n }, () => postgresStorage({ url: db.url })));
+  try {
+    const head = (ref: string, version: number) => ({ documentRef: ref, spaceRef: 's', accountId: 'a', title: 't', version, snapshotVersion: 1, generation: 0, contentSha256: '', blockCount: 1, createdAt: 1, updatedAt: Date.now() });
+    const refs = Array.from({ length: WRITERS }, (_, i) => (hot ? 'hot' : `doc-${i}`));
+    for (const ref of new Set(refs)) await storages[0]!.commit([{ kind: 'document.create', head: head(ref, 1), snapshot: new Uint8Array(64) }]);
+    const latencies: number[] = [];
+    let attempts = 0;
+    const update = new Uint8Array(60).fill(7);
+    const until = performance.now() + SECONDS * 1000;
+    // As the engine does: one lane per document and process (its keyed lock), which remembers the
+    // version it committed (its cache) and reads the head again only after losing a race.
+    const lanes = new Map<string, { tail: Promise<unknown>; version: number | null }>();
+    const laneOf = (storage: number, ref: string) => {
+      const id = `${storage}:${ref}`;
+      let lane = lanes.get(id);
+      if (!lane) lanes.set(id, (lane = { tail: Promise.resolve(), version: null }));
+      return lane;
+    };
+    await Promise.all(
+      refs.map(async (ref, w) => {
+        for (let e = 0; performance.now() < until; e++) {
+          const at = (w + e) % n;
+          const storage = storages[at]!;
+          const lane = laneOf(at, ref);
+          const began = performance.now();
+          const edit = lane.tail.then(async () => {
+            for (;;) {
+              attempts++;
+              lane.version ??= (await storage.getDocumentHead(ref))!.version;
+              try {
+                await storage.commit([
+                  { kind: 'document.append', head: head(ref, lane.version + 1), update },
+                  { kind: 'record.put', collection: 'idempotency', key: `w${w}-${e}-${attempts}`, value: { n: e }, expectedRevision: null },
+                ]);
+                lane.version++;
+                return;
+              } catch (error) {
+                if (!isStorageConflict(error)) throw error;
+                lane.version = null;
+              }
+            }
+          });
+          lane.tail = edit.catch(() => {});
+          await edit;
+          latencies.push(performance.now() - began);
+        }
+      }),
+    );
+    latencies.sort((a, b) => a - b);
+    return { edits: latencies.length, perSec: latencies.length / SECONDS, p50: pct(latencies, 50), p99: pct(latencies, 99), attempts };
+  } finally {
+    await Promise.all(storages.map((s) => s.close()));
+    await db.drop();
+  }
+}
+
+/** 32 writers × 200 edits on one document over 3 processes; versions checked. */
+async function fullLinearity(): Promise<{ edits: number; seconds: number; ok: boolean }> {
+  const db = await freshDatabase();
+  const procs = await startProcesses(3, db.url);
+  try {
+    const token = procs[0]!.demoToken!;
+    const bases = () => procs.map((p) => p.url);
+    const ref = await createDocument(procs[0]!.url, token, 'Full size');
+    const began = performance.now();
+    const results = await Promise.all(
+      Array.from({ length: 32 }, async (_, w) => {
+        const out = [];
+        for (let e = 0; e < 200; e++) out.push(await editOnce(bases, w + e, token, ref, `w${w}-e${e}`));
+        return out;
+      }),
+    );
+    const seconds = (performance.now() - began) / 1000;
+    const ok200 = results.flat().filter((r) => r.status === 200);
+    const versions = ok200.map((r) => r.resultingVersion!).sort((a, b) => a - b);
+    const contiguous = versions.every((v, i) => v === i + 2);
+    const head = await call(procs[1]!.url, 'GET', `/api/v1/documents/${ref}`, token);
+    return { edits: ok200.length, seconds, ok: contiguous && ok200.length === 6400 && head.json.data.version === 6401 };
+  } finally {
+    await Promise.all(procs.map((p) => p.stop()));
+    await db.drop();
+  }
+}
+
+/** Runs the PostgreSQL benchmark and prints its tables. */
+export async function runPostgresBench(): Promise<void> {
+  const reason = await serverUnavailableReason();
+  if (reason !== null) {
+    console.log(`postgres bench skipped: ${reason}`);
+    return;
+  }
+  await adminQuery('SELECT 1');
+  if (process.env.KW_BENCH_PG_FULL === 'only') return printFull();
+  const base = pgbenchTps();
+  console.log(`\npgbench -N, 8 clients, ${SECONDS} s: ${base ? `${base.tps.toFixed(0)} tps (latency ${base.latencyMs.toFixed(2)} ms)` : 'not available'}`);
+  const rows: string[][] = [['case', 'edits/s', 'vs pgbench', 'p50 ms', 'p99 ms', 'requests per edit']];
+  if (base) rows.push(['pgbench -N (8 clients)', base.tps.toFixed(0), 'baseline', base.latencyMs.toFixed(2), '', '']);
+  // The engine's own ceiling on this machine: the same load on memory storage, no database.
+  const memory = await editCase(1, false, true);
+  rows.push([`1 process, memory storage, different documents (${WRITERS} writers)`, memory.perSec.toFixed(0), base ? `${((memory.perSec / base.tps) * 100).toFixed(0)}%` : '', memory.p50.toFixed(1), memory.p99.toFixed(1), '1.00']);
+  console.log(rows[rows.length - 1]!.join(' | '));
+  for (const hot of [false, true]) {
+    for (const n of [1, 2, 3]) {
+      const r = await editCase(n, hot);
+      const name = `${n} process${n > 1 ? 'es' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} writers)`;
+      rows.push([name, r.perSec.toFixed(0), base ? `${((r.perSec / base.tps) * 100).toFixed(0)}%` : '', r.p50.toFixed(1), r.p99.toFixed(1), (r.attempts / Math.max(1, r.edits)).toFixed(2)]);
+      console.log(rows[rows.length - 1]!.join(' | '));
+    }
+  }
+  for (const hot of [false, true]) {
+    for (const n of [1, 2, 3]) {
+      const r = await storageCase(n, hot);
+      const name = `adapter only: ${n} storage${n > 1 ? 's' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} committers)`;
+      rows.push([name, r.perSec.toFixed(0), base ? `${((r.perSec / base.tps) * 100).toFixed(0)}%` : '', r.p50.toFixed(1), r.p99.toFixed(1), (r.attempts / Math.max(1, r.edits)).toFixed(2)]);
+      console.log(rows[rows.length - 1]!.join(' | '));
+    }
+  }
+  recordTable('PostgreSQL: edits/s through kw serve processes vs pgbench -N', rows, 1);
+  console.log('\n' + rows.map((r) => `| ${r.join(' | ')} |`).join('\n'));
+  if (process.env.KW_BENCH_PG_FULL === '1') await printFull();
+}
+
+async function printFull(): Promise<void> {
+  const full = await fullLinearity();
+  console.log(`\nfull size: 32 writers × 200 edits on one document over 3 processes: ${full.edits} edits in ${full.seconds.toFixed(1)} s (${(full.edits / full.seconds).toFixed(0)}/s), versions 2..6401 without gap or duplicate: ${full.ok ? 'yes' : 'NO'}`);
+}
