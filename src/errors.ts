@@ -109,8 +109,29 @@ export function isServiceError(value: unknown): value is ServiceError {
   );
 }
 
-/** The storage's "cannot write for now" error (defined with the storage port; re-exported here for the edge and embedders). */
-export { StorageUnavailableError, isStorageUnavailable } from './ports.ts';
+/**
+ * Thrown (rejected) by a storage that cannot write for now (disk full, database unreachable):
+ * nothing of the failed write was kept, reads still work, and the same write may succeed later
+ * without a restart.
+ * @remarks Recognised by name ({@link isStorageUnavailable}), also as a structured clone across the
+ * worker boundary or another module copy; the API edge answers 503 TEMPORARILY_UNAVAILABLE with
+ * `Retry-After`.
+ */
+export class StorageUnavailableError extends Error {
+  override readonly name = 'StorageUnavailableError';
+  /** When to try again, in ms. */
+  readonly retryAfterMs: number;
+
+  constructor(message: string, options: { retryAfterMs?: number; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? {} : { cause: options.cause });
+    this.retryAfterMs = options.retryAfterMs ?? 5000;
+  }
+}
+
+/** True for a {@link StorageUnavailableError} or its structured clone (matched by name). */
+export function isStorageUnavailable(value: unknown): value is StorageUnavailableError {
+  return typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'StorageUnavailableError';
+}
 
 /** Shorthand for an INVALID_REQUEST with field errors. */
 export function invalid(message: string, fieldErrors?: FieldError[]): ServiceError {

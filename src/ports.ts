@@ -223,29 +223,8 @@ export function isStorageConflict(e: unknown): e is StorageConflictError {
   return typeof e === 'object' && e !== null && (e as { name?: unknown }).name === 'StorageConflictError';
 }
 
-/**
- * Thrown (rejected) by a storage that cannot write for now (disk full, database unreachable):
- * nothing of the failed write was kept, reads still work, and the same write may succeed later
- * without a restart.
- * @remarks Recognised by name ({@link isStorageUnavailable}), also as a structured clone across the
- * worker boundary or another module copy; the API edge answers 503 TEMPORARILY_UNAVAILABLE with
- * `Retry-After`.
- */
-export class StorageUnavailableError extends Error {
-  override readonly name = 'StorageUnavailableError';
-  /** When to try again, in ms. */
-  readonly retryAfterMs: number;
-
-  constructor(message: string, options: { retryAfterMs?: number; cause?: unknown } = {}) {
-    super(message, options.cause === undefined ? {} : { cause: options.cause });
-    this.retryAfterMs = options.retryAfterMs ?? 5000;
-  }
-}
-
-/** True for a {@link StorageUnavailableError} or its structured clone (matched by name). */
-export function isStorageUnavailable(value: unknown): value is StorageUnavailableError {
-  return typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'StorageUnavailableError';
-}
+/** The storage's "cannot write for now" error: adapters throw it (defined in errors.ts, where the edge's errors live). */
+export { StorageUnavailableError, isStorageUnavailable } from './errors.ts';
 
 /** The answer of {@link Storage.takeCount}. */
 export interface CountTaken {
