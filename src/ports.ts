@@ -115,8 +115,8 @@ export interface StreamEntry<T = unknown> {
 }
 
 /**
- * A payload-free change notification's topic: a record or a stream. Built with {@link recordTopic}
- * and {@link streamTopic}.
+ * A payload-free change notification's topic: a record, a stream or a document. Built with
+ * {@link recordTopic}, {@link streamTopic} and {@link documentTopic}.
  */
 export type ChangeTopic = string;
 
@@ -128,6 +128,14 @@ export function recordTopic(collection: string, key: string): ChangeTopic {
 /** The topic of one stream. */
 export function streamTopic(stream: string): ChangeTopic {
   return `stream\u0000${stream}`;
+}
+
+/**
+ * The topic of one document: every committed batch holding a `document.create`, `document.append`
+ * or `document.compact` of it touches it (live co-editing follows a document's versions by it).
+ */
+export function documentTopic(documentRef: string): ChangeTopic {
+  return `document\u0000${documentRef}`;
 }
 
 /**
@@ -260,7 +268,7 @@ export interface Storage {
   commit(ops: BatchOp[]): Promise<void>;
   /**
    * Call `listener` after every committed batch that touches `topic` (a record put or delete, a stream
-   * append), in this process and — for adapters shared by several processes — in the others.
+   * append, a document create, append or compact), in this process and — for adapters shared by several processes — in the others.
    * @returns a function that removes the listener (calling it again does nothing). Listeners must
    * not throw; one that does is ignored.
    * @remarks A listener is called at most once per batch and topic, never for a rejected batch, and

@@ -5,9 +5,9 @@
  * @module
  */
 import * as assert from 'uvu/assert';
-import { recordTopic, streamTopic } from '../../src/ports.ts';
+import { documentTopic, recordTopic, streamTopic } from '../../src/ports.ts';
 import type { RegisterTest } from './harness.ts';
-import { append, create, del, eventually, put, putIndexed, rejectsWithConflict, streamAppend } from './fixtures.ts';
+import { append, compact, create, del, eventually, put, putIndexed, rejectsWithConflict, streamAppend } from './fixtures.ts';
 
 /** Lets pending notifications of an asynchronous adapter arrive before asserting that none did. */
 const quiet = () => new Promise((resolve) => setTimeout(resolve, 20));
@@ -45,6 +45,22 @@ export function notificationTests(it: RegisterTest): void {
     await quiet();
     assert.is(calls, 5);
     assert.equal(heads, [2, 3, 4, 5, 6]);
+  });
+
+  it('document listeners are called for each create, append and compact of their document, once the version is readable', async ({ storage }) => {
+    const versions: Promise<number | undefined>[] = [];
+    storage.subscribe(documentTopic('d1'), () => {
+      versions.push(storage.getDocumentHead('d1').then((h) => h?.version));
+    });
+    await storage.commit([create('d1')]);
+    await storage.commit([append('d1', 2), put('c', 'd1', 1)]);
+    await storage.commit([append('d1', 3)]);
+    await storage.commit([create('d2'), streamAppend('d1', 1, 'x'), put('documents', 'd1', 1)]);
+    await storage.commit([compact('d1', 3)]);
+    await eventually(() => versions.length === 4, 'four calls');
+    await quiet();
+    assert.is(versions.length, 4, 'other documents, records and streams of the same name do not call it');
+    assert.equal(await Promise.all(versions), [1, 2, 3, 3]);
   });
 
   it('a rejected batch notifies nobody', async ({ storage }) => {

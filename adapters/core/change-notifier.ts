@@ -2,7 +2,7 @@
  * Payload-free change notification for {@link Storage.subscribe}, in one process.
  * @module
  */
-import { recordTopic, streamTopic, type ChangeTopic } from '../../src/ports.ts';
+import { documentTopic, recordTopic, streamTopic, type ChangeTopic } from '../../src/ports.ts';
 import type { PreparedOp } from './prepared-op.ts';
 
 /**
@@ -39,13 +39,15 @@ export class ChangeNotifier {
     return this.topics.size === 0;
   }
 
-  /** Calls the listeners of every topic `ops` touch (records put or deleted, streams appended). */
+  /** Calls the listeners of every topic `ops` touch (records put or deleted, streams appended, documents written). */
   notify(ops: readonly PreparedOp[]): void {
     if (this.topics.size === 0) return;
     const touched = new Set<ChangeTopic>();
     for (const op of ops) {
       if (op.kind === 'record.put' || op.kind === 'record.delete') touched.add(recordTopic(op.collection, op.key));
       else if (op.kind === 'stream.append') touched.add(streamTopic(op.stream));
+      else if (op.kind === 'document.compact') touched.add(documentTopic(op.documentRef));
+      else touched.add(documentTopic(op.head.documentRef));
     }
     for (const topic of touched) {
       const set = this.topics.get(topic);
