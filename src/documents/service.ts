@@ -15,6 +15,7 @@ import type { DocumentsContext } from './context.ts';
 import { createDocument, type CreateResult } from './create.ts';
 import { FoldedHistory } from './history.ts';
 import { importEditorBlocks } from './import-editor-blocks.ts';
+import { planEditorBlocks } from './editor-plan.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { requireFormat } from './limits.ts';
 import { listDocuments } from './list.ts';
@@ -164,7 +165,25 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
         if (record) return replayMutation(actor, documentRef, record);
         if (!idem.busy(scope)) break; // else another request claimed the key while we looked
       }
-      const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint };
+      const job = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint };
+      const apply = () => locks.run(documentRef, () => applyMutation(ctx, job));
+      return idem.track(scope, applyOnce(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r)));
+    },
+
+    async commitEditorBlocks(actor, documentRef, input): Promise<MutationOutcome | null> {
+      const key = requireIdempotencyKey(input.idempotencyKey);
+      const ifRevision = requireIfRevision(input.ifRevision);
+      const head = await visibleHead(deps.storage, actor, documentRef);
+      const scope = scopedKey(actor.accountId, key);
+      const editorJson = JSON.stringify(input.editorBlocks);
+      const fingerprint = deps.sha256(`editor\n${documentRef}\n${ifRevision}\n${editorJson}`);
+      for (;;) {
+        const record = await idem.lookup<StoredReceipt>(scope, fingerprint);
+        if (record) return replayMutation(actor, documentRef, record);
+        if (!idem.busy(scope)) break;
+      }
+      const planner = (tree: Parameters<typeof planEditorBlocks>[0]) => planEditorBlocks(tree, input.editorBlocks, deps.refs.blockId);
+      const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: null, planner, scope, fingerprint };
       const apply = () => locks.run(documentRef, () => applyMutation(ctx, job));
       return idem.track(scope, applyOnce(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r)));
     },

@@ -1,0 +1,9 @@
+/**
+ * Live co-editing: the y-websocket protocol on a node:http server's `upgrade` event, one room per
+ * open document, bridged to the document's API versions (docs/co-editing.md).
+ * @module
+ */
+export { attachSync, type SyncGrant, type SyncOptions, type SyncServer } from './attach.ts';
+export { BRIDGE_ORIGIN, DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
+export { MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC, Room, type Peer } from './room.ts';
+export { EDITOR_FRAGMENT, readFragment, writeFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
