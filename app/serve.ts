@@ -19,6 +19,7 @@ import type { Storage } from '../src/ports.ts';
 import { seedDemo, type DemoSeed } from './demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
 import { mountMcp } from '../transports/mcp/index.ts';
+import { attachSync, type SyncOptions, type SyncServer } from '../transports/sync/index.ts';
 import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';
 import { withRequestLog, type RequestLogFormat } from './request-log.ts';
 import { KW } from './usage.ts';
@@ -53,6 +54,11 @@ export interface ServeOptions {
   documentPages?: DocumentPagesMode;
   /** One line per request to `write`; default none. */
   requestLog?: { write: (line: string) => void; format: RequestLogFormat };
+  /**
+   * Live co-editing at `/documents/{ref}/sync` and `/api/v1/documents/{ref}/sync` (always on): the
+   * browser app's cookie-session hook and the version rhythm (docs/co-editing.md).
+   */
+  sync?: Pick<SyncOptions, 'authorizeUpgrade' | 'timing' | 'maxPeersPerRoom'>;
   /** Notices for the person running the server (a torn journal tail discarded on open); default none. */
   notice?: (line: string) => void;
 }
@@ -148,6 +154,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   let storage: Storage | null = null;
   let engine: Engine | null = null;
   let mcp: ReturnType<typeof mountMcp> | null = null;
+  let sync: SyncServer | null = null;
   let demo: DemoSeed | null = null;
   let demoSeededNow = false;
   try {
@@ -179,7 +186,10 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     active = options.requestLog ? withRequestLog(api, options.requestLog.write, options.requestLog.format) : api;
     // The MCP server (streamable HTTP) at /mcp: every tool call goes through the same handler.
     mcp = mountMcp(listener.server, { handler: active });
+    // Live co-editing (y-websocket) on the same port: people in an editor and agents on the API.
+    sync = attachSync(listener.server, engine, { ...options.sync, prefix: ['', '/api/v1'] });
   } catch (error) {
+    await sync?.close();
     await listener.close();
     if (engine) await engine.close();
     else await storage?.close();
@@ -188,6 +198,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
 
   const ready = engine;
   const mcpHttp = mcp;
+  const syncServer = sync;
   let closing: Promise<void> | null = null;
   return {
     url: listener.url,
@@ -202,6 +213,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     close() {
       closing ??= (async () => {
         try {
+          await syncServer.close(); // commits editors' pending edits while the engine is open
           await mcpHttp?.close();
           await listener.close();
         } finally {
