@@ -5,7 +5,9 @@
 import { randomBytes } from 'node:crypto';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { memoryStorage } from '../../adapters/memory/index.ts';
 import { startServer, type TestServer } from '../../fixtures/http-kit.ts';
+import { createEngine } from '../../src/engine.ts';
 import { attachSync, type SyncServer } from './attach.ts';
 import { plainText, refusal, SyncClient } from './sync-kit.ts';
 
@@ -225,5 +227,40 @@ test('two clients and an agent converge with no lost update and gap-free version
     await a.close();
     await b.close();
   }));
+
+test('an editor on process A sees what an agent writes through process B (two engines over one storage)', async () => {
+  const storage = memoryStorage();
+  const a = await startServer({ storage });
+  const sync = attachSync(a.server, a.engine, { timing: { pauseMs: 25, maxMs: 150 } });
+  // Process B: its own engine (own caches) over the same storage, as a second process over a shared database.
+  const b = createEngine({ storage });
+  try {
+    const writer = (await a.credential({ scopes: ['document:create', 'document:read', 'document:write'], account: 'acct-a' })).token;
+    const created = await a.req('/api/v1/documents', { method: 'POST', token: writer, headers: { 'idempotency-key': key() }, body: { v: 1, title: 'Shared' } });
+    const ref: string = created.json.data.documentRef;
+    const client = await SyncClient.connect(`${a.url.replace('http', 'ws')}/documents/${ref}/sync`, writer);
+    const actor = { accountId: 'acct-a', credentialRef: null, documentRef: null };
+    const head = await b.documents.head(actor, ref);
+    await b.documents.mutate(actor, ref, {
+      idempotencyKey: key(),
+      ifRevision: head.revision,
+      body: { v: 1, intent: 'from B', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [{ type: 'paragraph', markdown: 'written by B' }] } },
+    });
+    await client.until(() => plainText(client.blocks()).includes('written by B'), 'the version written through B');
+    // …and a person's edit on A is a version B reads.
+    const id = client.blocks()[0]!.id;
+    client.type(id, 'A says: ');
+    for (let i = 0; i < 400; i++) {
+      const read = await b.documents.read(actor, ref, 'markdown');
+      if (read.format === 'markdown' && read.markdown.includes('A says: written by B')) break;
+      if (i === 399) throw new Error('B never read the edit made on A');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await client.close();
+  } finally {
+    await sync.close();
+    await a.close();
+  }
+});
 
 test.run();
