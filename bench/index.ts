@@ -14,6 +14,7 @@ import { runSseBench } from './sse.ts';
 import { runSoak } from './soak.ts';
 import { runLibraryBench } from './library.ts';
 import { runSearchBench } from './search.ts';
+import { runSyncBench } from './sync.ts';
 import { recordTable, writeReport } from './report.ts';
 
 // The HTTP bench forks this same file as its server processes: they must not run the benches.
@@ -37,6 +38,7 @@ if (!process.env.KW_BENCH_SERVER) {
   if (only === 'soak') await runSoak();
   if (only === 'library') await runLibraryBench();
   if (only === 'search') await runSearchBench();
+  if (!only || only === 'sync') await runSyncBench();
   if (only === 'profile') await runProfileLoop(Number(args[1] ?? 10), args[2] ?? 'edit', Number(args[3] ?? 3));
   if (reportFile) {
     writeReport(reportFile);

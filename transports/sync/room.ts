@@ -3,24 +3,24 @@
  * y-websocket protocol (y-protocols sync and awareness, one binary message per WebSocket frame).
  * @module
  */
-import * as decoding from 'lib0/decoding';
-import * as encoding from 'lib0/encoding';
-import type { WebSocket } from 'ws';
 import * as Y from 'yjs';
 import * as awarenessProtocol from 'y-protocols/awareness';
-import * as syncProtocol from 'y-protocols/sync';
 import type { Actor } from '../../src/deps.ts';
 import { BRIDGE_ORIGIN, type DocumentBridge } from './bridge.ts';
+import { encodeMessage, MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC, MessageReader, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE } from './codec.ts';
 
-/** y-websocket's message types. */
-export const MESSAGE_SYNC = 0;
-export const MESSAGE_AWARENESS = 1;
-export const MESSAGE_AUTH = 2;
-export const MESSAGE_QUERY_AWARENESS = 3;
+export { MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC } from './codec.ts';
+
+/** What a room needs of a peer's WebSocket (a `ws` WebSocket). */
+export interface PeerSocket {
+  readonly readyState: number;
+  send(data: Uint8Array, callback: (error?: Error) => void): void;
+  terminate(): void;
+}
 
 /** One connected editor. */
 export interface Peer {
-  socket: WebSocket;
+  socket: PeerSocket;
   actor: Actor;
   /** False for a read-only connection: its document updates are dropped. */
   canWrite: boolean;
@@ -40,10 +40,7 @@ export class Room {
     this.awareness = new awarenessProtocol.Awareness(doc);
     this.awareness.setLocalState(null);
     doc.on('update', (update: Uint8Array, origin: unknown) => {
-      const encoder = encoding.createEncoder();
-      encoding.writeVarUint(encoder, MESSAGE_SYNC);
-      syncProtocol.writeUpdate(encoder, update);
-      this.broadcast(encoding.toUint8Array(encoder), origin as Peer | undefined);
+      this.broadcast(encodeMessage([MESSAGE_SYNC, SYNC_UPDATE], update), origin as Peer | undefined);
       if (origin !== BRIDGE_ORIGIN && this.peers.has(origin as Peer)) bridge.edited((origin as Peer).actor);
     });
     this.awareness.on('update', ({ added, updated, removed }: { added: number[]; updated: number[]; removed: number[] }, origin: unknown) => {
@@ -53,11 +50,12 @@ export class Room {
         for (const id of added) peer.clients.add(id);
         for (const id of removed) peer.clients.delete(id);
       }
-      const encoder = encoding.createEncoder();
-      encoding.writeVarUint(encoder, MESSAGE_AWARENESS);
-      encoding.writeVarUint8Array(encoder, awarenessProtocol.encodeAwarenessUpdate(this.awareness, changed));
-      this.broadcast(encoding.toUint8Array(encoder));
+      this.broadcast(this.awarenessMessage(changed));
     });
+  }
+
+  private awarenessMessage(clients: number[]): Uint8Array {
+    return encodeMessage([MESSAGE_AWARENESS], awarenessProtocol.encodeAwarenessUpdate(this.awareness, clients));
   }
 
   private broadcast(message: Uint8Array, except?: Peer): void {
@@ -68,17 +66,9 @@ export class Room {
   join(peer: Peer): void {
     this.peers.add(peer);
     const doc = this.bridge.doc;
-    const step1 = encoding.createEncoder();
-    encoding.writeVarUint(step1, MESSAGE_SYNC);
-    syncProtocol.writeSyncStep1(step1, doc);
-    send(peer, encoding.toUint8Array(step1));
+    send(peer, encodeMessage([MESSAGE_SYNC, SYNC_STEP1], Y.encodeStateVector(doc)));
     const states = this.awareness.getStates();
-    if (states.size > 0) {
-      const encoder = encoding.createEncoder();
-      encoding.writeVarUint(encoder, MESSAGE_AWARENESS);
-      encoding.writeVarUint8Array(encoder, awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...states.keys()]));
-      send(peer, encoding.toUint8Array(encoder));
-    }
+    if (states.size > 0) send(peer, this.awarenessMessage([...states.keys()]));
   }
 
   /** Remove a peer and its awareness states; true when the room is now empty. */
@@ -90,32 +80,26 @@ export class Room {
 
   /** Handle one message of a peer; a malformed one closes its connection. */
   receive(peer: Peer, data: Uint8Array): void {
-    const decoder = decoding.createDecoder(data);
-    const type = decoding.readVarUint(decoder);
+    const reader = new MessageReader(data);
+    const type = reader.varUint();
     if (type === MESSAGE_SYNC) {
-      const sub = decoding.readVarUint(decoder);
-      if (sub === syncProtocol.messageYjsSyncStep1) {
-        const encoder = encoding.createEncoder();
-        encoding.writeVarUint(encoder, MESSAGE_SYNC);
-        syncProtocol.writeSyncStep2(encoder, this.bridge.doc, decoding.readVarUint8Array(decoder));
-        send(peer, encoding.toUint8Array(encoder));
+      const sub = reader.varUint();
+      if (sub === SYNC_STEP1) {
+        send(peer, encodeMessage([MESSAGE_SYNC, SYNC_STEP2], Y.encodeStateAsUpdate(this.bridge.doc, reader.varUint8Array())));
         return;
       }
-      if (sub !== syncProtocol.messageYjsSyncStep2 && sub !== syncProtocol.messageYjsUpdate) throw new Error(`unknown sync message ${sub}`);
-      const update = decoding.readVarUint8Array(decoder);
+      if (sub !== SYNC_STEP2 && sub !== SYNC_UPDATE) throw new Error(`unknown sync message ${sub}`);
+      const update = reader.varUint8Array();
       if (!peer.canWrite) return; // read-only: its edits are dropped
       Y.applyUpdate(this.bridge.doc, update, peer);
       return;
     }
     if (type === MESSAGE_AWARENESS) {
-      awarenessProtocol.applyAwarenessUpdate(this.awareness, decoding.readVarUint8Array(decoder), peer);
+      awarenessProtocol.applyAwarenessUpdate(this.awareness, reader.varUint8Array(), peer);
       return;
     }
     if (type === MESSAGE_QUERY_AWARENESS) {
-      const encoder = encoding.createEncoder();
-      encoding.writeVarUint(encoder, MESSAGE_AWARENESS);
-      encoding.writeVarUint8Array(encoder, awarenessProtocol.encodeAwarenessUpdate(this.awareness, [...this.awareness.getStates().keys()]));
-      send(peer, encoding.toUint8Array(encoder));
+      send(peer, this.awarenessMessage([...this.awareness.getStates().keys()]));
       return;
     }
     if (type === MESSAGE_AUTH) return;

@@ -3,14 +3,11 @@
  * sync and awareness over `ws`), editing helpers on BlockNote's fragment, and a refused-upgrade probe.
  * @module
  */
-import * as decoding from 'lib0/decoding';
-import * as encoding from 'lib0/encoding';
 import WebSocket from 'ws';
 import * as awarenessProtocol from 'y-protocols/awareness';
-import * as syncProtocol from 'y-protocols/sync';
 import * as Y from 'yjs';
 import { EDITOR_FRAGMENT, readFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
-import { MESSAGE_AWARENESS, MESSAGE_SYNC } from './room.ts';
+import { encodeMessage, MESSAGE_AWARENESS, MESSAGE_SYNC, MessageReader, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE } from './codec.ts';
 
 const REMOTE = Symbol('remote');
 
@@ -32,26 +29,21 @@ export class SyncClient {
     return new Promise((resolve, reject) => {
       let synced = false;
       socket.binaryType = 'nodebuffer';
-      socket.on('open', () => {
-        const encoder = encoding.createEncoder();
-        encoding.writeVarUint(encoder, MESSAGE_SYNC);
-        syncProtocol.writeSyncStep1(encoder, client.doc);
-        socket.send(encoding.toUint8Array(encoder));
-      });
+      socket.on('open', () => socket.send(encodeMessage([MESSAGE_SYNC, SYNC_STEP1], Y.encodeStateVector(client.doc))));
       socket.on('message', (data: Buffer) => {
-        const decoder = decoding.createDecoder(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-        const type = decoding.readVarUint(decoder);
+        const reader = new MessageReader(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+        const type = reader.varUint();
         if (type === MESSAGE_SYNC) {
-          const encoder = encoding.createEncoder();
-          encoding.writeVarUint(encoder, MESSAGE_SYNC);
-          const sub = syncProtocol.readSyncMessage(decoder, encoder, client.doc, REMOTE);
-          if (encoding.length(encoder) > 1) socket.send(encoding.toUint8Array(encoder));
-          if (sub === syncProtocol.messageYjsSyncStep2 && !synced) {
+          const sub = reader.varUint();
+          const payload = reader.varUint8Array();
+          if (sub === SYNC_STEP1) socket.send(encodeMessage([MESSAGE_SYNC, SYNC_STEP2], Y.encodeStateAsUpdate(client.doc, payload)));
+          else Y.applyUpdate(client.doc, payload, REMOTE);
+          if (sub === SYNC_STEP2 && !synced) {
             synced = true;
             resolve(client);
           }
         } else if (type === MESSAGE_AWARENESS) {
-          awarenessProtocol.applyAwarenessUpdate(client.awareness, decoding.readVarUint8Array(decoder), REMOTE);
+          awarenessProtocol.applyAwarenessUpdate(client.awareness, reader.varUint8Array(), REMOTE);
         }
         for (const l of [...client.listeners]) l();
       });
@@ -59,10 +51,7 @@ export class SyncClient {
       socket.on('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
       client.doc.on('update', (update: Uint8Array, origin: unknown) => {
         if (origin === REMOTE) return;
-        const encoder = encoding.createEncoder();
-        encoding.writeVarUint(encoder, MESSAGE_SYNC);
-        syncProtocol.writeUpdate(encoder, update);
-        socket.send(encoding.toUint8Array(encoder));
+        socket.send(encodeMessage([MESSAGE_SYNC, SYNC_UPDATE], update));
       });
     });
   }
@@ -96,17 +85,14 @@ export class SyncClient {
    */
   roundTrip(): Promise<void> {
     return new Promise((resolve) => {
-      const encoder = encoding.createEncoder();
-      encoding.writeVarUint(encoder, MESSAGE_SYNC);
-      syncProtocol.writeSyncStep1(encoder, this.doc);
       const onMessage = (data: Buffer) => {
-        if (data[0] === MESSAGE_SYNC && data[1] === syncProtocol.messageYjsSyncStep2) {
+        if (data[0] === MESSAGE_SYNC && data[1] === SYNC_STEP2) {
           this.socket.off('message', onMessage);
           resolve();
         }
       };
       this.socket.on('message', onMessage);
-      this.socket.send(encoding.toUint8Array(encoder));
+      this.socket.send(encodeMessage([MESSAGE_SYNC, SYNC_STEP1], Y.encodeStateVector(this.doc)));
     });
   }
 
