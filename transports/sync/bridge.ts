@@ -82,12 +82,16 @@ export class DocumentBridge {
 
   /** Load the current version into the fragment (plus the editor's trailing paragraph) and follow the document. */
   async open(): Promise<void> {
+    // Subscribed first and read in the queue: a version committed while the first read runs is pulled after it.
     this.unsubscribe = this.engine.deps.storage.subscribe(documentTopic(this.documentRef), () => this.enqueue(() => this.pull()));
-    const base = await this.read();
-    this.base = base;
-    this.doc.transact(() => {
-      writeFragment(this.fragment, [...base.blocks, { id: this.mintId(), type: 'paragraph', props: { backgroundColor: 'default', textColor: 'default', textAlignment: 'left' }, content: [], children: [] }]);
-    }, BRIDGE_ORIGIN);
+    const opened = this.queue.then(async () => {
+      const base = await this.read();
+      this.base = base;
+      const trailing: EditorBlock = { id: this.mintId(), type: 'paragraph', props: { backgroundColor: 'default', textColor: 'default', textAlignment: 'left' }, content: [], children: [] };
+      this.doc.transact(() => writeFragment(this.fragment, [...base.blocks, trailing]), BRIDGE_ORIGIN);
+    });
+    this.queue = opened.catch(() => {});
+    await opened;
   }
 
   /** The version the fragment reflects last (0 before {@link open}). */
