@@ -49,6 +49,10 @@ export class SyncClient {
       });
       socket.on('error', reject);
       socket.on('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+      client.awareness.on('update', ({ added, updated, removed }: { added: number[]; updated: number[]; removed: number[] }, origin: unknown) => {
+        if (origin === REMOTE || socket.readyState !== WebSocket.OPEN) return;
+        socket.send(encodeMessage([MESSAGE_AWARENESS], awarenessProtocol.encodeAwarenessUpdate(client.awareness, [...added, ...updated, ...removed])));
+      });
       client.doc.on('update', (update: Uint8Array, origin: unknown) => {
         if (origin === REMOTE) return;
         socket.send(encodeMessage([MESSAGE_SYNC, SYNC_UPDATE], update));

@@ -8,7 +8,8 @@ import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { startServer, type TestServer } from '../../fixtures/http-kit.ts';
 import { createEngine } from '../../src/engine.ts';
-import { attachSync, type SyncServer } from './attach.ts';
+import { attachSync, type SyncOptions, type SyncServer } from './attach.ts';
+import { encodeMessage, MESSAGE_SYNC, SYNC_UPDATE } from './codec.ts';
 import { plainText, refusal, SyncClient } from './sync-kit.ts';
 
 const key = () => randomBytes(12).toString('hex');
@@ -24,10 +25,10 @@ interface World {
   wsUrl: (ref?: string) => string;
 }
 
-async function world(fn: (w: World) => Promise<void>): Promise<void> {
+async function world(fn: (w: World) => Promise<void>, options: Partial<SyncOptions> = {}): Promise<void> {
   const s = await startServer();
   // Short pauses keep the test quick; the order of events is what is asserted, never a duration.
-  const sync = attachSync(s.server, s.engine, { prefix: ['', '/api/v1'], timing: { pauseMs: 25, maxMs: 150 } });
+  const sync = attachSync(s.server, s.engine, { prefix: ['', '/api/v1'], timing: { pauseMs: 25, maxMs: 150 }, ...options });
   try {
     const writer = (await s.credential({ scopes: ['document:create', 'document:read', 'document:write'], account: 'acct-a' })).token;
     const reader = (await s.credential({ scopes: ['document:read'], account: 'acct-a' })).token;
@@ -173,6 +174,29 @@ test('no token, a bad token, a token without document:read, or another document:
     assert.is(r.body.error.code, 'NOT_FOUND');
     assert.is((await refusal(`${s.url.replace('http', 'ws')}/api/v1/documents/nope/sync`, { authorization: `Bearer ${writer}` })).status, 404);
   }));
+
+test('limits: peers per room (503 before the upgrade), message size (the connection closes); awareness is relayed', () =>
+  world(
+    async ({ writer, wsUrl, sync, ref }) => {
+      const a = await SyncClient.connect(wsUrl(), writer);
+      const b = await SyncClient.connect(wsUrl(), writer);
+      const full = await refusal(wsUrl(), { authorization: `Bearer ${writer}` });
+      assert.is(full.status, 503);
+      assert.is(full.body.error.code, 'TEMPORARILY_UNAVAILABLE');
+      a.awareness.setLocalStateField('user', { name: 'Ada' });
+      b.awareness.setLocalStateField('user', { name: 'Bo' });
+      await b.until(() => [...b.awareness.getStates().values()].some((st) => st['user']?.name === 'Ada'), "a's presence at b");
+      await a.until(() => [...a.awareness.getStates().values()].some((st) => st['user']?.name === 'Bo'), "b's presence at a");
+      const closed = new Promise<number>((resolve) => b.socket.once('close', (code: number) => resolve(code)));
+      b.socket.send(encodeMessage([MESSAGE_SYNC, SYNC_UPDATE], new Uint8Array(5000)));
+      assert.is(await closed, 1009, 'message too big');
+      await a.roundTrip();
+      assert.is(sync.rooms.get(ref)?.peers.size, 1);
+      await a.until(() => ![...a.awareness.getStates().values()].some((st) => st['user']?.name === 'Bo'), "b's presence removed when it left");
+      await a.close();
+    },
+    { maxPeersPerRoom: 2, maxMessageBytes: 4096 },
+  ));
 
 test('the room is freed when the last peer leaves, and pending edits are committed then', () =>
   world(async ({ s, writer, ref, ids, wsUrl, sync }) => {
