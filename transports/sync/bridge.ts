@@ -38,7 +38,7 @@ export const defaultTiming: SyncTiming = {
 /** Origin of the bridge's own transactions on the editor doc (never a person's edit). */
 export const BRIDGE_ORIGIN = Symbol('kw-sync-bridge');
 
-/** How often a commit re-merges and retries after losing the race to another writer. */
+/** How often a commit re-merges and retries at once after losing the race to another writer (then after a pause). */
 const COMMIT_ATTEMPTS = 8;
 
 /** A document's blocks, version and revision as the bridge last took them from the API. */
@@ -184,8 +184,13 @@ export class DocumentBridge {
         return;
       } catch (error) {
         const stale = isServiceError(error) && error.code === 'PRECONDITION_FAILED';
-        if (!stale || attempt >= COMMIT_ATTEMPTS || this.closed) throw error;
+        if (!stale || this.closed) throw error;
         await this.pull();
+        if (attempt >= COMMIT_ATTEMPTS) {
+          // Agents keep winning the race: try again after another pause (the edits stay pending).
+          this.edited(actor);
+          return;
+        }
       }
     }
   }
