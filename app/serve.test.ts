@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEMO_RECORD_FILE, serve } from './serve.ts';
+import { SyncClient } from '../transports/sync/sync-kit.ts';
 
 test('the demo seed is loaded once per data folder and its token reused on the next start', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kw-serve-'));
@@ -136,6 +137,30 @@ test('the data folder is 0700 and every file in it 0600, also a folder written b
     for (const name of names) assert.is((await stat(join(dir, name))).mode & 0o777, 0o600, `${name} is private`);
   } finally {
     await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('live co-editing is on: an editor at /documents/{ref}/sync gets the document, and its edit becomes a version when it leaves', async () => {
+  const server = await serve({ port: 0, storage: 'memory', seed: 'demo', sync: { timing: { pauseMs: 60_000, maxMs: 60_000 } } });
+  try {
+    const { token, documentRef } = server.demo!;
+    const read = () => fetch(`${server.url}/api/v1/documents/${documentRef}`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.json() as Promise<any>);
+    const before = await read();
+    const client = await SyncClient.connect(`${server.url.replace('http', 'ws')}/documents/${documentRef}/sync`, token);
+    const ids = before.data.document.blocks.map((b: { id: string }) => b.id);
+    assert.equal(client.blocks().slice(0, ids.length).map((b) => b.id), ids);
+    client.type(ids[0], 'Live: ');
+    await client.roundTrip();
+    await client.close(); // the last editor leaves: its pending edit is committed (the pause is a minute)
+    let after = await read();
+    for (let i = 0; i < 200 && after.data.version === before.data.version; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      after = await read();
+    }
+    assert.is(after.data.version, before.data.version + 1);
+    assert.match(JSON.stringify(after.data.document.blocks[0].content), 'Live: ');
+  } finally {
+    await server.close();
   }
 });
 

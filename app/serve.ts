@@ -22,6 +22,7 @@ import { isStorageUnavailable, type Storage } from '../src/ports.ts';
 import { DEMO_ACCOUNT, seedDemo, type DemoSeed } from './demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
 import { mountMcp } from '../transports/mcp/index.ts';
+import { attachSync, type SyncOptions, type SyncServer } from '../transports/sync/index.ts';
 import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';
 import { withRequestLog, type RequestLogFormat } from './request-log.ts';
 import { KW } from './usage.ts';
@@ -78,6 +79,11 @@ export interface ServeOptions {
   researchRunner?: 'none' | 'fixture';
   /** How long each phase of the fixture runner takes, in ms; default 200. */
   fixturePhaseMs?: number;
+  /**
+   * Live co-editing at `/documents/{ref}/sync` and `/api/v1/documents/{ref}/sync` (always on): the
+   * browser app's cookie-session hook and the version rhythm (docs/co-editing.md).
+   */
+  sync?: Pick<SyncOptions, 'authorizeUpgrade' | 'timing' | 'maxPeersPerRoom'>;
   /** Notices for the person running the server (a torn journal tail discarded on open); default none. */
   notice?: (line: string) => void;
   /** Install the person's browser app (sign-in, console, agent access, reviews); default true. */
@@ -224,6 +230,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   let pg: PostgresStorage | null = null;
   let engine: Engine | null = null;
   let mcp: ReturnType<typeof mountMcp> | null = null;
+  let sync: SyncServer | null = null;
   let demo: DemoSeed | null = null;
   let demoSeededNow = false;
   let browserApp: BrowserApp | null = null;
@@ -278,7 +285,10 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     active = options.requestLog ? withRequestLog(pages, options.requestLog.write, options.requestLog.format) : pages;
     // The MCP server (streamable HTTP) at /mcp: every tool call goes through the same handler.
     mcp = mountMcp(listener.server, { handler: active, ...(options.mcpAllowedHosts ? { allowedHosts: options.mcpAllowedHosts } : {}) });
+    // Live co-editing (y-websocket) on the same port: people in an editor and agents on the API.
+    sync = attachSync(listener.server, engine, { ...options.sync, prefix: ['', '/api/v1'] });
   } catch (error) {
+    await sync?.close();
     await listener.close();
     if (engine) await engine.close();
     else await storage?.close();
@@ -287,6 +297,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
 
   const ready = engine;
   const mcpHttp = mcp;
+  const syncServer = sync;
   let closing: Promise<void> | null = null;
   return {
     url: listener.url,
@@ -305,6 +316,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     close() {
       closing ??= (async () => {
         try {
+          await syncServer.close(); // commits editors' pending edits while the engine is open
           await mcpHttp?.close();
           await listener.close();
         } finally {

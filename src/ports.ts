@@ -115,8 +115,8 @@ export interface StreamEntry<T = unknown> {
 }
 
 /**
- * A payload-free change notification's topic: a record or a stream. Built with {@link recordTopic}
- * and {@link streamTopic}.
+ * A payload-free change notification's topic: a record, a stream or a document. Built with
+ * {@link recordTopic}, {@link streamTopic} and {@link documentTopic}.
  */
 export type ChangeTopic = string;
 

@@ -39,7 +39,7 @@ export class ChangeNotifier {
     return this.topics.size === 0;
   }
 
-  /** Calls the listeners of every topic `ops` touch (records put or deleted, streams appended). */
+  /** Calls the listeners of every topic `ops` touch (records put or deleted, streams appended, documents written). */
   notify(ops: readonly PreparedOp[]): void {
     if (this.topics.size === 0) return;
     this.notifyTopics(topicsOf(ops));

@@ -9,7 +9,8 @@ import { advance } from './cache.ts';
 import { VersionContent } from './content.ts';
 import type { DocumentsContext } from './context.ts';
 import { exceedsDocumentLimit } from './limits.ts';
-import { planMutation } from './plan.ts';
+import { planMutation, type MutationPlan } from './plan.ts';
+import type { BlockTree } from '../blocks/tree.ts';
 import type { DocumentMutationRequest } from './schemas.ts';
 import type { MutationOutcome, MutationReceipt } from './types.ts';
 import { currentRevision, defineContentSha256, viewOf } from './view.ts';
@@ -41,13 +42,25 @@ export function requireIfRevision(ifRevision: string | undefined): string {
 }
 
 /** What the one application of a mutation needs (checked and parsed before the document's lock). */
-export interface MutationJob {
+export type MutationJob = MutationJobBase & ({ mutation: DocumentMutationRequest['mutation']; planner?: undefined } | EditorPlanner);
+
+/** An editor commit's planner, in place of a mutation. */
+export interface EditorPlanner {
+  mutation: null;
+  /**
+   * Plans the writes (an editor's blocks, see `planEditorBlocks`); the transaction origin is
+   * `editor`. A plan without writes commits nothing (see {@link applyMutation}).
+   */
+  planner: (tree: BlockTree) => MutationPlan;
+}
+
+/** The fields of every {@link MutationJob}. */
+export interface MutationJobBase {
   actor: Actor;
   documentRef: string;
   /** The head read after the request arrived. */
   head: DocumentHead;
   ifRevision: string;
-  mutation: DocumentMutationRequest['mutation'];
   scope: string;
   fingerprint: string;
 }
@@ -66,14 +79,19 @@ function staleRevision(version: number): ServiceError {
  * for the precondition: storage's compare-and-set on append catches writes made since, and a
  * cached tree newer than that head holds this process's own later commits.
  */
-export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Promise<MutationOutcome> {
+export async function applyMutation(ctx: DocumentsContext, job: MutationJobBase & { mutation: DocumentMutationRequest['mutation'] }): Promise<MutationOutcome>;
+export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Promise<MutationOutcome | null>;
+/** @returns null when a `planner`'s plan has no writes (nothing committed, no version). */
+export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Promise<MutationOutcome | null> {
   const { deps, cache } = ctx;
   const { actor, documentRef, head, ifRevision, mutation, scope, fingerprint } = job;
   const loaded = cache.cachedAt(documentRef, head) ?? (await cache.loadAt(actor, documentRef, head));
   if (ifRevision !== currentRevision(loaded)) throw staleRevision(loaded.head.version);
-  const plan = planMutation(loaded.tree, mutation, deps.refs.blockId);
+  const plan = mutation === null ? job.planner!(loaded.tree) : planMutation(loaded.tree, mutation, deps.refs.blockId);
+  if (mutation === null && plan.writes.length === 0) return null;
   const base = loaded.head;
-  const update = loaded.tree.apply(plan.writes, ORIGINS[mutation.kind] ?? `mutation:${mutation.kind}`) ?? new Uint8Array([0, 0]);
+  const origin = mutation === null ? 'editor' : (ORIGINS[mutation.kind] ?? `mutation:${mutation.kind}`);
+  const update = loaded.tree.apply(plan.writes, origin) ?? new Uint8Array([0, 0]);
   if (exceedsDocumentLimit(loaded.tree)) {
     cache.drop(documentRef); // the tree ran ahead of storage: reload it next time
     throw conflict(

@@ -14,6 +14,7 @@ import type { DocumentsContext } from './context.ts';
 import { createDocument, type CreateResult } from './create.ts';
 import { FoldedHistory } from './history.ts';
 import { importEditorBlocks } from './import-editor-blocks.ts';
+import { planEditorBlocks } from './editor-plan.ts';
 import { KeyedLock } from './keyed-lock.ts';
 import { requireFormat } from './limits.ts';
 import { listDocuments } from './list.ts';
@@ -131,6 +132,20 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const scope = writeScope('document.mutate', actor.accountId, key);
       const fingerprint = deps.sha256(`mutation\n${documentRef}\n${ifRevision}\n${requestJson(body)}`);
       const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint };
+      const apply = () => locks.run(documentRef, () => applyMutation(ctx, job));
+      // Optimistic: the append is a compare-and-set, so a racing duplicate loses it and replays (see IdempotencyStore).
+      return idem.run(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r), 'optimistic');
+    },
+
+    async commitEditorBlocks(actor, documentRef, input): Promise<MutationOutcome | null> {
+      const key = requireIdempotencyKey(input.idempotencyKey);
+      const ifRevision = requireIfRevision(input.ifRevision);
+      const head = await visibleHead(deps.storage, actor, documentRef);
+      const scope = writeScope('document.mutate', actor.accountId, key);
+      const editorJson = JSON.stringify(input.editorBlocks);
+      const fingerprint = deps.sha256(`editor\n${documentRef}\n${ifRevision}\n${editorJson}`);
+      const planner = (tree: Parameters<typeof planEditorBlocks>[0]) => planEditorBlocks(tree, input.editorBlocks, deps.refs.blockId);
+      const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: null, planner, scope, fingerprint };
       const apply = () => locks.run(documentRef, () => applyMutation(ctx, job));
       // Optimistic: the append is a compare-and-set, so a racing duplicate loses it and replays (see IdempotencyStore).
       return idem.run(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r), 'optimistic');

@@ -107,6 +107,20 @@ export interface DocumentsService {
     documentRef: string,
     input: { idempotencyKey: string | undefined; ifRevision: string | undefined; body: unknown },
   ): Promise<MutationOutcome>;
+  /**
+   * Live co-editing (in-process only, not part of the HTTP contract): commit a BlockNote editor's
+   * blocks as the document's next version, through the same path as a mutation (Service-If-Revision
+   * precondition, one operationRef, idempotency record, change notification).
+   * @param input.editorBlocks the editor's `blocks` (BlockNote JSON); only the blocks that differ
+   * from the document are written, blocks it no longer holds are deleted.
+   * @returns null when the editor's blocks equal the document's (no version is made).
+   * @remarks PRECONDITION_FAILED when `ifRevision` is stale: merge the newer version first, then retry.
+   */
+  commitEditorBlocks(
+    actor: Actor,
+    documentRef: string,
+    input: { idempotencyKey: string; ifRevision: string; editorBlocks: unknown },
+  ): Promise<MutationOutcome | null>;
   /** GET /documents. `limit`: 1-50, default 20; `cursor`: the nextCursor of the prior page. */
   list(actor: Actor, query: { limit?: number | undefined; cursor?: string | undefined }): Promise<DocumentPage>;
 }

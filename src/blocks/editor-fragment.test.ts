@@ -1,0 +1,137 @@
+/**
+ * BlockNote's collaboration fragment from and to block JSON, and merging an API version into a
+ * fragment a person is editing.
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as Y from 'yjs';
+import { applyVersion, EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from './editor-fragment.ts';
+
+const P = { backgroundColor: 'default', textColor: 'default', textAlignment: 'left' };
+const para = (id: string, text: string, children: EditorBlock[] = []): EditorBlock => ({
+  id,
+  type: 'paragraph',
+  props: { ...P },
+  content: text ? [{ type: 'text', text, styles: {} }] : [],
+  children,
+});
+
+const RICH: EditorBlock[] = [
+  { id: 'h1', type: 'heading', props: { ...P, level: 2, isToggleable: false }, content: [{ type: 'text', text: 'Title', styles: {} }], children: [] },
+  {
+    id: 'p1',
+    type: 'paragraph',
+    props: { ...P, textColor: 'red' },
+    content: [
+      { type: 'text', text: 'plain ', styles: {} },
+      { type: 'text', text: 'bold', styles: { bold: true, italic: true } },
+      { type: 'link', href: 'https://example.org', content: [{ type: 'text', text: 'a link', styles: {} }, { type: 'text', text: ' code', styles: { code: true } }] },
+      { type: 'text', text: ' line\nbreak', styles: { underline: true, textColor: 'blue' } },
+    ],
+    children: [para('c1', 'child', [para('g1', 'grandchild')])],
+  },
+  { id: 'k1', type: 'checkListItem', props: { ...P, checked: true }, content: [{ type: 'text', text: 'done', styles: {} }], children: [] },
+  { id: 'code1', type: 'codeBlock', props: { language: 'ts' }, content: [{ type: 'text', text: 'let a = 1;\nlet b = *2*;', styles: {} }], children: [] },
+  {
+    id: 't1',
+    type: 'table',
+    props: { textColor: 'default' },
+    content: {
+      type: 'tableContent',
+      columnWidths: [null, 120],
+      headerRows: 1,
+      rows: [
+        { cells: [{ type: 'tableCell', content: [{ type: 'text', text: 'A', styles: {} }], props: { colspan: 1, rowspan: 1, backgroundColor: 'default', textColor: 'default', textAlignment: 'left' } }, { type: 'tableCell', content: [{ type: 'text', text: 'B', styles: { bold: true } }], props: { colspan: 1, rowspan: 1, backgroundColor: 'default', textColor: 'default', textAlignment: 'left' } }] },
+        { cells: [{ type: 'tableCell', content: [], props: { colspan: 1, rowspan: 1, backgroundColor: 'default', textColor: 'default', textAlignment: 'center' } }, { type: 'tableCell', content: [{ type: 'text', text: '2', styles: {} }], props: { colspan: 1, rowspan: 1, backgroundColor: 'default', textColor: 'default', textAlignment: 'left' } }] },
+      ],
+    },
+    children: [],
+  },
+  { id: 'img1', type: 'image', props: { backgroundColor: 'default', textAlignment: 'left', name: 'cat', url: 'https://example.org/cat.png', caption: '', showPreview: true, previewWidth: 512 }, children: [] },
+  para('e1', ''),
+];
+
+function fragmentOf(blocks: readonly EditorBlock[]): { doc: Y.Doc; fragment: Y.XmlFragment } {
+  const doc = new Y.Doc();
+  const fragment = doc.getXmlFragment(EDITOR_FRAGMENT);
+  doc.transact(() => writeFragment(fragment, blocks));
+  return { doc, fragment };
+}
+
+test('blocks written to the fragment read back equal: styles, links, hard breaks, nesting, code, tables, content-less blocks', () => {
+  const { fragment } = fragmentOf(RICH);
+  assert.equal(readFragment(fragment), RICH);
+});
+
+test('the fragment has BlockNote 0.55 shape: blockGroup > blockContainer{id} > content element {props} + blockGroup', () => {
+  const { fragment } = fragmentOf([para('a', 'x', [para('b', 'y')])]);
+  const group = fragment.get(0) as Y.XmlElement;
+  assert.is(fragment.length, 1);
+  assert.is(group.nodeName, 'blockGroup');
+  const container = group.get(0) as Y.XmlElement;
+  assert.is(container.nodeName, 'blockContainer');
+  assert.equal(container.getAttributes(), { id: 'a' });
+  const content = container.get(0) as Y.XmlElement;
+  assert.is(content.nodeName, 'paragraph');
+  assert.equal(content.getAttributes(), P);
+  assert.ok(content.get(0) instanceof Y.XmlText);
+  assert.is((container.get(1) as Y.XmlElement).nodeName, 'blockGroup');
+  const { fragment: rich } = fragmentOf(RICH.slice(1, 2));
+  const text = ((rich.get(0) as Y.XmlElement).get(0) as Y.XmlElement).get(0) as Y.XmlElement;
+  const delta = (text.get(0) as Y.XmlText).toDelta();
+  assert.equal(delta[1], { insert: 'bold', attributes: { bold: {}, italic: {} } });
+  assert.equal(delta[2].attributes, { link: { href: 'https://example.org' } });
+  assert.is((text.get(1) as Y.XmlElement).nodeName, 'hardBreak');
+});
+
+test('the trailing paragraph: empty, childless and unknown to the API', () => {
+  assert.ok(isTrailingParagraph(para('t', ''), () => false));
+  assert.not.ok(isTrailingParagraph(para('t', ''), (id) => id === 't'), 'an API block stays');
+  assert.not.ok(isTrailingParagraph(para('t', 'x'), () => false));
+  assert.not.ok(isTrailingParagraph(para('t', '', [para('c', '')]), () => false));
+});
+
+test('an API version merges into a fragment a person is editing: both edits kept, in one update', () => {
+  const base = [para('a', 'alpha'), para('b', 'beta'), para('c', 'gamma', [para('d', 'delta')])];
+  const { doc, fragment } = fragmentOf(base);
+  // The person types into block a (not committed yet) and deletes block b.
+  const textA = (((fragment.get(0) as Y.XmlElement).get(0) as Y.XmlElement).get(0) as Y.XmlElement).get(0) as Y.XmlText;
+  textA.insert(5, ' typed');
+  (fragment.get(0) as Y.XmlElement).delete(1, 1);
+  // The agent edits c, inserts n before c, moves d to the root end, adds e.
+  const next = [para('a', 'alpha'), para('b', 'beta'), para('n', 'new'), para('c', 'GAMMA'), para('d', 'delta'), para('e', 'end')];
+  const updates: Uint8Array[] = [];
+  doc.on('update', (u: Uint8Array) => updates.push(u));
+  doc.transact(() => applyVersion(fragment, base, next));
+  assert.is(updates.length, 1, 'one Yjs update for the whole version');
+  const got = readFragment(fragment);
+  assert.equal(got.map((b) => b.id), ['a', 'n', 'c', 'd', 'e'], "the person's delete of b stays; the agent's blocks are placed");
+  assert.equal(got[0]!.content, [{ type: 'text', text: 'alpha typed', styles: {} }]);
+  assert.equal(got[2]!.content, [{ type: 'text', text: 'GAMMA', styles: {} }]);
+  assert.equal(got[2]!.children, []);
+  // Another replica gets the same result from the update.
+  const replica = new Y.Doc();
+  Y.applyUpdate(replica, Y.encodeStateAsUpdate(doc));
+  assert.equal(readFragment(replica.getXmlFragment(EDITOR_FRAGMENT)), got);
+});
+
+test('an API version deleting a block removes it, and an agent edit of a block the person deleted brings it back', () => {
+  const base = [para('a', 'alpha'), para('b', 'beta'), para('c', 'gamma')];
+  const { doc, fragment } = fragmentOf(base);
+  (fragment.get(0) as Y.XmlElement).delete(1, 1); // the person deletes b
+  doc.transact(() => applyVersion(fragment, base, [para('b', 'beta edited'), para('c', 'gamma')]));
+  assert.equal(readFragment(fragment).map((b) => [b.id, (b.content as any[])[0]?.text]), [['b', 'beta edited'], ['c', 'gamma']]);
+});
+
+test('reordering siblings moves only the blocks out of order', () => {
+  const base = [para('a', '1'), para('b', '2'), para('c', '3'), para('d', '4')];
+  const { doc, fragment } = fragmentOf(base);
+  const group = fragment.get(0) as Y.XmlElement;
+  const before = group.toArray();
+  doc.transact(() => applyVersion(fragment, base, [para('a', '1'), para('b', '2'), para('d', '4'), para('c', '3')]));
+  assert.equal(readFragment(fragment).map((b) => b.id), ['a', 'b', 'd', 'c']);
+  const now = (fragment.get(0) as Y.XmlElement).toArray();
+  assert.is(before.filter((el) => now.includes(el as Y.XmlElement)).length, 3, 'three blocks keep their Yjs elements: one moved');
+});
+
+test.run();

@@ -1,0 +1,251 @@
+/**
+ * `attachSync(server, engine)`: live co-editing on a node:http server's own port. A WebSocket
+ * upgrade of `GET {prefix}/documents/{documentRef}/sync` speaks the y-websocket protocol on the
+ * document's editor Y.Doc (see ./bridge.ts and docs/co-editing.md).
+ * @module
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Actor } from '../../src/deps.ts';
+import type { Engine } from '../../src/engine.ts';
+import { ServiceError, isServiceError, type ApiError } from '../../src/errors.ts';
+import { statusOf } from '../../src/api/status.ts';
+import { metaJson } from '../../src/api/envelope.ts';
+import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
+import { Room, type Peer } from './room.ts';
+
+/** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
+export interface SyncGrant {
+  actor: Actor;
+  /** False: a read-only connection (its edits are dropped). */
+  canWrite: boolean;
+}
+
+/** Options of {@link attachSync}. */
+export interface SyncOptions {
+  /** Mount prefix(es) of the path, e.g. `/api/v1` (no trailing slash); default '' (the root). */
+  prefix?: string | readonly string[];
+  /**
+   * The signed-in person of a browser request (its cookie session): a grant, or null to fall back
+   * to the request's bearer token. May throw a ServiceError (its status answers the upgrade).
+   */
+  authorizeUpgrade?: (req: IncomingMessage, documentRef: string) => SyncGrant | null | Promise<SyncGrant | null>;
+  /** Peers per room; the next is refused with 503 TEMPORARILY_UNAVAILABLE. Default 100. */
+  maxPeersPerRoom?: number;
+  /** Largest WebSocket message accepted (bytes); a larger one closes the connection (1009). Default 4 MiB. */
+  maxMessageBytes?: number;
+  /** The version rhythm (1 s pause, 5 s at most) and its timers. */
+  timing?: Partial<SyncTiming>;
+  /** Failed background work (a commit or a read of a room); default: the engine's error reporter. */
+  onError?: (error: unknown, documentRef: string) => void;
+}
+
+/** The attached sync endpoint. */
+export interface SyncServer {
+  /** Open rooms by documentRef (one per document with at least one peer). */
+  readonly rooms: ReadonlyMap<string, Room>;
+  /** Commit pending edits of every room and wait for them (rooms stay open). */
+  flush(): Promise<void>;
+  /** Close every connection, commit pending edits, free the rooms, detach from the server. */
+  close(): Promise<void>;
+}
+
+const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i;
+const DOCUMENT_REF = '(sdoc_[a-f0-9]{48})';
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** An HTTP error answer on the raw socket, with the contract's error envelope; no upgrade. */
+function refuse(socket: Duplex, engine: Engine, error: ServiceError, extra: Record<string, string> = {}): void {
+  const status = statusOf(error.code);
+  const apiError: ApiError = { code: error.code, message: error.message, retryable: error.retryable };
+  if (error.requiredAction) apiError.requiredAction = error.requiredAction;
+  if (error.fieldErrors?.length) apiError.fieldErrors = error.fieldErrors;
+  const requestId = engine.deps.refs.requestId();
+  const body = `{"error":${JSON.stringify(apiError)},"meta":${metaJson(requestId, undefined)}}`;
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(body)),
+    'X-Request-Id': requestId,
+    Connection: 'close',
+    ...extra,
+  };
+  const head = [`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)].join('\r\n');
+  socket.end(`${head}\r\n\r\n${body}`);
+}
+
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable', 500: 'Internal Server Error' };
+
+const notFound = () => new ServiceError('NOT_FOUND', 'No document at this address is visible to this credential.');
+
+/**
+ * Serve live co-editing on `server`'s `upgrade` event (`ws` with `noServer`): one room per open
+ * document, freed (after committing pending edits) when its last peer leaves.
+ * @remarks Who may connect: the person `authorizeUpgrade` admits; else a bearer token
+ * (`Authorization: Bearer …` on the upgrade request) with document:write (edits) or document:read
+ * alone (read-only, its edits dropped). No credential: 401; a token without document:read, or a
+ * document outside its boundary: 404; a full room: 503 — each an HTTP answer with the error
+ * envelope, never a WebSocket. Upgrades of other paths are left to other listeners (or answered
+ * 404 when there are none).
+ * @example
+ * const listening = await listen(createApiHandler(engine));
+ * const sync = attachSync(listening.server, engine);
+ * // a y-websocket client: new WebsocketProvider(`ws://…/documents/${ref}`, 'sync', doc, { … })
+ */
+export function attachSync(server: Server, engine: Engine, options: SyncOptions = {}): SyncServer {
+  const prefixes = typeof options.prefix === 'string' ? [options.prefix] : (options.prefix ?? ['']);
+  const mounts = `(?:${prefixes.map(escapeRegExp).join('|')})`;
+  const path = new RegExp(`^${mounts}/documents/${DOCUMENT_REF}/sync/?(?:\\?.*)?$`);
+  const syncLike = new RegExp(`^${mounts}/documents/[^/?]*/sync/?(?:\\?.*)?$`);
+  const maxPeers = options.maxPeersPerRoom ?? 100;
+  const timing: SyncTiming = { ...defaultTiming, ...options.timing };
+  const report = options.onError ?? ((error: unknown, ref: string) => engine.deps.reportError(error, `sync ${ref}`));
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 4 * 1024 * 1024 });
+  const rooms = new Map<string, Room>();
+  /** Rooms being opened (their first version read), by documentRef. */
+  const opening = new Map<string, Promise<Room>>();
+  /** Rooms being closed (their pending edits committed). */
+  const closing = new Set<Promise<void>>();
+  const sockets = new Set<WebSocket>();
+
+  async function grantOf(req: IncomingMessage, documentRef: string): Promise<SyncGrant> {
+    const hooked = options.authorizeUpgrade ? await options.authorizeUpgrade(req, documentRef) : null;
+    let grant = hooked;
+    if (grant === null) {
+      const m = req.headers.authorization === undefined ? null : BEARER.exec(req.headers.authorization);
+      if (m === null) {
+        throw new ServiceError('AUTH_REQUIRED', 'Live co-editing needs a signed-in person or a bearer token: Authorization: Bearer <token>.', {
+          requiredAction: 'authenticate',
+        });
+      }
+      const credential = await engine.credentials.authenticate(m[1]!);
+      if (!credential.scopeSet.has('document:read')) throw notFound();
+      grant = { actor: credential.actor, canWrite: credential.scopeSet.has('document:write') };
+    }
+    await engine.documents.head(grant.actor, documentRef); // NOT_FOUND outside the boundary
+    return grant;
+  }
+
+  function roomFor(documentRef: string, accountId: string): Promise<Room> {
+    const open = rooms.get(documentRef);
+    if (open) return Promise.resolve(open);
+    let pending = opening.get(documentRef);
+    if (!pending) {
+      const reader: Actor = { accountId, credentialRef: null, documentRef: null };
+      const bridge = new DocumentBridge(engine, documentRef, reader, timing, engine.deps.refs.blockId, (e) => report(e, documentRef));
+      pending = bridge.open().then(
+        () => {
+          const room = new Room(bridge);
+          rooms.set(documentRef, room);
+          opening.delete(documentRef);
+          return room;
+        },
+        (error: unknown) => {
+          opening.delete(documentRef);
+          bridge.close();
+          throw error;
+        },
+      );
+      opening.set(documentRef, pending);
+    }
+    return pending;
+  }
+
+  function release(documentRef: string, room: Room): void {
+    if (rooms.get(documentRef) !== room) return;
+    rooms.delete(documentRef);
+    const done = room.bridge
+      .flush()
+      .catch((e) => report(e, documentRef))
+      .finally(() => {
+        room.destroy();
+        room.bridge.close();
+        closing.delete(done);
+      });
+    closing.add(done);
+  }
+
+  function connect(socket: WebSocket, room: Room, documentRef: string, grant: SyncGrant): void {
+    sockets.add(socket);
+    const peer: Peer = { socket, actor: grant.actor, canWrite: grant.canWrite, clients: new Set() };
+    socket.binaryType = 'nodebuffer';
+    socket.on('message', (data: Buffer, isBinary: boolean) => {
+      try {
+        if (!isBinary) throw new Error('text frames are not part of the protocol');
+        room.receive(peer, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+      } catch {
+        socket.close(1003, 'malformed message');
+      }
+    });
+    const gone = () => {
+      sockets.delete(socket);
+      if (room.leave(peer)) release(documentRef, room);
+    };
+    socket.on('close', gone);
+    socket.on('error', () => socket.terminate());
+    room.join(peer);
+  }
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = req.url ?? '';
+    const m = path.exec(url);
+    if (m === null) {
+      if (syncLike.test(url)) return refuse(socket, engine, notFound());
+      if (server.listenerCount('upgrade') === 1) refuse(socket, engine, new ServiceError('NOT_FOUND', 'Nothing upgrades at this address.'));
+      return;
+    }
+    const documentRef = m[1]!;
+    socket.on('error', () => socket.destroy());
+    try {
+      const grant = await grantOf(req, documentRef);
+      const room = await roomFor(documentRef, grant.actor.accountId);
+      if (room.peers.size >= maxPeers) {
+        throw new ServiceError('TEMPORARILY_UNAVAILABLE', `This document has ${maxPeers} editors connected, the most a room takes; try again later.`, {
+          retryable: true,
+        });
+      }
+      if (socket.destroyed) return;
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        // The room may have been freed while the handshake ran: take the current one.
+        const current = rooms.get(documentRef);
+        if (current === undefined) {
+          void roomFor(documentRef, grant.actor.accountId).then(
+            (r) => connect(ws, r, documentRef, grant),
+            () => ws.close(1011, 'the document could not be opened'),
+          );
+          return;
+        }
+        connect(ws, current, documentRef, grant);
+      });
+    } catch (error) {
+      if (isServiceError(error)) {
+        const extra: Record<string, string> = error.code === 'AUTH_REQUIRED' ? { 'WWW-Authenticate': 'Bearer' } : {};
+        if (error.code === 'FORBIDDEN') return refuse(socket, engine, notFound());
+        return refuse(socket, engine, error, extra);
+      }
+      report(error, documentRef);
+      refuse(socket, engine, new ServiceError('INTERNAL_ERROR', 'The document could not be opened for live co-editing.'));
+    }
+  }
+
+  const listener = (req: IncomingMessage, socket: Duplex, head: Buffer) => void upgrade(req, socket, head);
+  server.on('upgrade', listener);
+
+  return {
+    rooms,
+    async flush() {
+      await Promise.all([...rooms.values()].map((r) => r.bridge.flush()));
+    },
+    async close() {
+      server.off('upgrade', listener);
+      for (const s of sockets) s.terminate();
+      await Promise.allSettled([...opening.values()]);
+      for (const [ref, room] of [...rooms]) release(ref, room);
+      await Promise.all([...closing]);
+      wss.close();
+    },
+  };
+}

@@ -1,0 +1,120 @@
+/**
+ * One room per open document: the bridge's editor Y.Doc, its awareness, and the peers speaking the
+ * y-websocket protocol (y-protocols sync and awareness, one binary message per WebSocket frame).
+ * @module
+ */
+import * as Y from 'yjs';
+import * as awarenessProtocol from 'y-protocols/awareness';
+import type { Actor } from '../../src/deps.ts';
+import { BRIDGE_ORIGIN, type DocumentBridge } from './bridge.ts';
+import { encodeMessage, MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC, MessageReader, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE } from './codec.ts';
+
+export { MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC } from './codec.ts';
+
+/** What a room needs of a peer's WebSocket (a `ws` WebSocket). */
+export interface PeerSocket {
+  readonly readyState: number;
+  send(data: Uint8Array, callback: (error?: Error) => void): void;
+  terminate(): void;
+}
+
+/** One connected editor. */
+export interface Peer {
+  socket: PeerSocket;
+  actor: Actor;
+  /** False for a read-only connection: its document updates are dropped. */
+  canWrite: boolean;
+  /** Awareness client ids this peer announced (removed when it leaves). */
+  clients: Set<number>;
+}
+
+const OPEN = 1;
+
+/** The peers of one document and their shared editor doc. */
+export class Room {
+  readonly peers = new Set<Peer>();
+  readonly awareness: awarenessProtocol.Awareness;
+
+  constructor(readonly bridge: DocumentBridge) {
+    const doc = bridge.doc;
+    this.awareness = new awarenessProtocol.Awareness(doc);
+    this.awareness.setLocalState(null);
+    doc.on('update', (update: Uint8Array, origin: unknown) => {
+      this.broadcast(encodeMessage([MESSAGE_SYNC, SYNC_UPDATE], update), origin as Peer | undefined);
+      if (origin !== BRIDGE_ORIGIN && this.peers.has(origin as Peer)) bridge.edited((origin as Peer).actor);
+    });
+    this.awareness.on('update', ({ added, updated, removed }: { added: number[]; updated: number[]; removed: number[] }, origin: unknown) => {
+      const changed = [...added, ...updated, ...removed];
+      const peer = origin as Peer;
+      if (this.peers.has(peer)) {
+        for (const id of added) peer.clients.add(id);
+        for (const id of removed) peer.clients.delete(id);
+      }
+      this.broadcast(this.awarenessMessage(changed));
+    });
+  }
+
+  private awarenessMessage(clients: number[]): Uint8Array {
+    return encodeMessage([MESSAGE_AWARENESS], awarenessProtocol.encodeAwarenessUpdate(this.awareness, clients));
+  }
+
+  private broadcast(message: Uint8Array, except?: Peer): void {
+    for (const p of this.peers) if (p !== except) send(p, message);
+  }
+
+  /** Add a connected peer: start the sync (step 1 and step 2) and send the awareness states. */
+  join(peer: Peer): void {
+    this.peers.add(peer);
+    const doc = this.bridge.doc;
+    send(peer, encodeMessage([MESSAGE_SYNC, SYNC_STEP1], Y.encodeStateVector(doc)));
+    const states = this.awareness.getStates();
+    if (states.size > 0) send(peer, this.awarenessMessage([...states.keys()]));
+  }
+
+  /** Remove a peer and its awareness states; true when the room is now empty. */
+  leave(peer: Peer): boolean {
+    if (!this.peers.delete(peer)) return this.peers.size === 0;
+    if (peer.clients.size) awarenessProtocol.removeAwarenessStates(this.awareness, [...peer.clients], null);
+    return this.peers.size === 0;
+  }
+
+  /** Handle one message of a peer; a malformed one closes its connection. */
+  receive(peer: Peer, data: Uint8Array): void {
+    const reader = new MessageReader(data);
+    const type = reader.varUint();
+    if (type === MESSAGE_SYNC) {
+      const sub = reader.varUint();
+      if (sub === SYNC_STEP1) {
+        send(peer, encodeMessage([MESSAGE_SYNC, SYNC_STEP2], Y.encodeStateAsUpdate(this.bridge.doc, reader.varUint8Array())));
+        return;
+      }
+      if (sub !== SYNC_STEP2 && sub !== SYNC_UPDATE) throw new Error(`unknown sync message ${sub}`);
+      const update = reader.varUint8Array();
+      if (!peer.canWrite) return; // read-only: its edits are dropped
+      Y.applyUpdate(this.bridge.doc, update, peer);
+      return;
+    }
+    if (type === MESSAGE_AWARENESS) {
+      awarenessProtocol.applyAwarenessUpdate(this.awareness, reader.varUint8Array(), peer);
+      return;
+    }
+    if (type === MESSAGE_QUERY_AWARENESS) {
+      send(peer, this.awarenessMessage([...this.awareness.getStates().keys()]));
+      return;
+    }
+    if (type === MESSAGE_AUTH) return;
+    throw new Error(`unknown message type ${type}`);
+  }
+
+  /** Free the room's awareness (the bridge is closed by its owner). */
+  destroy(): void {
+    this.awareness.destroy();
+  }
+}
+
+function send(peer: Peer, message: Uint8Array): void {
+  if (peer.socket.readyState !== OPEN) return;
+  peer.socket.send(message, (error) => {
+    if (error) peer.socket.terminate();
+  });
+}

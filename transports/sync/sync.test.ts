@@ -1,0 +1,290 @@
+/**
+ * Live co-editing over a real socket: y-websocket clients in Node against the API's node:http
+ * listener on port 0, agents through HTTP.
+ */
+import { randomBytes } from 'node:crypto';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { memoryStorage } from '../../adapters/memory/index.ts';
+import { startServer, type TestServer } from '../../fixtures/http-kit.ts';
+import { createEngine } from '../../src/engine.ts';
+import { attachSync, type SyncOptions, type SyncServer } from './attach.ts';
+import { encodeMessage, MESSAGE_SYNC, SYNC_UPDATE } from './codec.ts';
+import { plainText, refusal, SyncClient } from './sync-kit.ts';
+
+const key = () => randomBytes(12).toString('hex');
+
+interface World {
+  s: TestServer;
+  sync: SyncServer;
+  writer: string;
+  reader: string;
+  ref: string;
+  /** ids of the three paragraphs the document starts with */
+  ids: string[];
+  wsUrl: (ref?: string) => string;
+}
+
+async function world(fn: (w: World) => Promise<void>, options: Partial<SyncOptions> = {}): Promise<void> {
+  const s = await startServer();
+  // Short pauses keep the test quick; the order of events is what is asserted, never a duration.
+  const sync = attachSync(s.server, s.engine, { prefix: ['', '/api/v1'], timing: { pauseMs: 25, maxMs: 150 }, ...options });
+  try {
+    const writer = (await s.credential({ scopes: ['document:create', 'document:read', 'document:write'], account: 'acct-a' })).token;
+    const reader = (await s.credential({ scopes: ['document:read'], account: 'acct-a' })).token;
+    const created = await s.req('/api/v1/documents', { method: 'POST', token: writer, headers: { 'idempotency-key': key() }, body: { v: 1, title: 'Live' } });
+    const ref: string = created.json.data.documentRef;
+    const r = await mutate(s, writer, ref, created.headers['service-revision'] as string, {
+      kind: 'create',
+      parentBlockId: null,
+      beforeBlockId: null,
+      blocks: [
+        { type: 'heading', level: 1, markdown: 'Title' },
+        { type: 'paragraph', markdown: 'first **bold**' },
+        { type: 'paragraph', markdown: 'second' },
+      ],
+    });
+    assert.is(r.status, 200, r.text);
+    const ids = r.json.data.receipt.affectedBlockIds as string[];
+    const wsUrl = (doc = ref) => `${s.url.replace('http', 'ws')}/api/v1/documents/${doc}/sync`;
+    await fn({ s, sync, writer, reader, ref, ids, wsUrl });
+  } finally {
+    await sync.close();
+    await s.close();
+  }
+}
+
+function mutate(s: TestServer, token: string, ref: string, revision: string, mutation: object) {
+  return s.req(`/api/v1/documents/${ref}/mutations`, {
+    method: 'POST',
+    token,
+    headers: { 'idempotency-key': key(), 'service-if-revision': revision },
+    body: { v: 1, intent: 'test', mutation },
+  });
+}
+
+async function read(s: TestServer, token: string, ref: string) {
+  const r = await s.req(`/api/v1/documents/${ref}`, { token });
+  assert.is(r.status, 200, r.text);
+  return { version: r.json.data.version as number, revision: r.headers['service-revision'] as string, blocks: r.json.data.document.blocks as any[] };
+}
+
+/** Poll the API (each poll a real request) until `ready` holds for the document. */
+async function untilApi(s: TestServer, token: string, ref: string, ready: (d: Awaited<ReturnType<typeof read>>) => boolean, what: string) {
+  for (let i = 0; i < 400; i++) {
+    const d = await read(s, token, ref);
+    if (ready(d)) return d;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+test('a client sees the document as BlockNote blocks with the API ids, plus the editor trailing paragraph', () =>
+  world(async ({ s, writer, ref, ids, wsUrl }) => {
+    const client = await SyncClient.connect(wsUrl(), writer);
+    const blocks = client.blocks();
+    const api = await read(s, writer, ref);
+    assert.equal(blocks.slice(0, 3), api.blocks, 'the fragment reads back as the API rich-json');
+    assert.equal(blocks.slice(0, 3).map((b) => b.id), ids);
+    assert.is(blocks.length, 4);
+    assert.is(blocks[3]!.type, 'paragraph');
+    assert.equal(blocks[3]!.content, []);
+    await client.close();
+  }));
+
+test('an agent mutation through HTTP reaches a connected client', () =>
+  world(async ({ s, writer, ref, ids, wsUrl }) => {
+    const client = await SyncClient.connect(wsUrl(), writer);
+    const api = await read(s, writer, ref);
+    const r = await mutate(s, writer, ref, api.revision, { kind: 'edit', blockId: ids[2], block: { type: 'paragraph', markdown: 'agent was here' } });
+    assert.is(r.status, 200, r.text);
+    await client.until(() => plainText(client.blocks()).includes(`${ids[2]}:agent was here`), 'the agent edit');
+    const created = await mutate(s, writer, ref, r.headers['service-revision'] as string, {
+      kind: 'create',
+      parentBlockId: ids[1],
+      beforeBlockId: null,
+      blocks: [{ type: 'bulletListItem', markdown: 'nested' }],
+    });
+    assert.is(created.status, 200, created.text);
+    const newId = created.json.data.receipt.affectedBlockIds[0];
+    await client.until(() => client.blocks()[1]?.children[0]?.id === newId, 'the nested block');
+    const after = await read(s, writer, ref);
+    assert.equal(client.blocks().slice(0, 3), after.blocks, 'the fragment equals the API version');
+    await client.close();
+  }));
+
+test("a client's edit becomes one new API version after the pause; the older revision answers 412", () =>
+  world(async ({ s, writer, ref, ids, wsUrl, sync }) => {
+    const before = await read(s, writer, ref);
+    const client = await SyncClient.connect(wsUrl(), writer);
+    client.type(ids[2]!, 'typed ');
+    const after = await untilApi(s, writer, ref, (d) => d.version > before.version, 'the version');
+    assert.is(after.version, before.version + 1);
+    assert.equal(after.blocks[2].content, [{ type: 'text', text: 'typed second', styles: {} }]);
+    assert.is(after.blocks.length, 3, 'the trailing empty paragraph is not an API block');
+    const md = await s.req(`/api/v1/documents/${ref}?format=markdown`, { token: writer });
+    assert.is(md.status, 200);
+    assert.match(md.text, 'typed second');
+    const stale = await mutate(s, writer, ref, before.revision, { kind: 'edit', blockId: ids[1], block: { type: 'paragraph', markdown: 'x' } });
+    assert.is(stale.status, 412);
+    assert.is(stale.json.error.code, 'PRECONDITION_FAILED');
+    // Typing into the trailing paragraph makes it an API block with the editor's id.
+    const trailing = client.blocks()[3]!.id;
+    client.type(trailing, 'new line');
+    const third = await untilApi(s, writer, ref, (d) => d.version > after.version, 'the next version');
+    assert.is(third.version, after.version + 1);
+    assert.is(third.blocks[3].id, trailing);
+    await sync.flush();
+    await client.close();
+  }));
+
+test("a read-only token's edits are dropped", () =>
+  world(async ({ s, reader, writer, ref, ids, wsUrl, sync }) => {
+    const before = await read(s, writer, ref);
+    const ro = await SyncClient.connect(wsUrl(), reader);
+    const rw = await SyncClient.connect(wsUrl(), writer);
+    ro.type(ids[1]!, 'sneaky ');
+    await ro.roundTrip();
+    await rw.roundTrip();
+    await sync.flush();
+    assert.not.match(plainText(rw.blocks()), 'sneaky');
+    const room = sync.rooms.get(ref)!;
+    assert.not.match(JSON.stringify(room.bridge.fragment.toJSON()), 'sneaky');
+    assert.is((await read(s, writer, ref)).version, before.version);
+    // …while it still receives what others write.
+    rw.type(ids[1]!, 'visible ');
+    await ro.until(() => plainText(ro.blocks()).includes('visible'), 'the writer edit');
+    await ro.close();
+    await rw.close();
+  }));
+
+test('no token, a bad token, a token without document:read, or another document: refused before the upgrade', () =>
+  world(async ({ s, writer, wsUrl }) => {
+    const none = await refusal(wsUrl());
+    assert.is(none.status, 401);
+    assert.is(none.body.error.code, 'AUTH_REQUIRED');
+    const bad = await refusal(wsUrl(), { authorization: 'Bearer nope' });
+    assert.is(bad.status, 401);
+    const jobsOnly = (await s.credential({ scopes: ['research:read'], account: 'acct-a' })).token;
+    assert.is((await refusal(wsUrl(), { authorization: `Bearer ${jobsOnly}` })).status, 404);
+    assert.is((await refusal(wsUrl(`sdoc_${'0'.repeat(48)}`), { authorization: `Bearer ${writer}` })).status, 404);
+    const other = (await s.credential({ scopes: ['document:read', 'document:write'], account: 'acct-b' })).token;
+    const r = await refusal(wsUrl(), { authorization: `Bearer ${other}` });
+    assert.is(r.status, 404);
+    assert.is(r.body.error.code, 'NOT_FOUND');
+    assert.is((await refusal(`${s.url.replace('http', 'ws')}/api/v1/documents/nope/sync`, { authorization: `Bearer ${writer}` })).status, 404);
+  }));
+
+test('limits: peers per room (503 before the upgrade), message size (the connection closes); awareness is relayed', () =>
+  world(
+    async ({ writer, wsUrl, sync, ref }) => {
+      const a = await SyncClient.connect(wsUrl(), writer);
+      const b = await SyncClient.connect(wsUrl(), writer);
+      const full = await refusal(wsUrl(), { authorization: `Bearer ${writer}` });
+      assert.is(full.status, 503);
+      assert.is(full.body.error.code, 'TEMPORARILY_UNAVAILABLE');
+      a.awareness.setLocalStateField('user', { name: 'Ada' });
+      b.awareness.setLocalStateField('user', { name: 'Bo' });
+      await b.until(() => [...b.awareness.getStates().values()].some((st) => st['user']?.name === 'Ada'), "a's presence at b");
+      await a.until(() => [...a.awareness.getStates().values()].some((st) => st['user']?.name === 'Bo'), "b's presence at a");
+      const closed = new Promise<number>((resolve) => b.socket.once('close', (code: number) => resolve(code)));
+      b.socket.send(encodeMessage([MESSAGE_SYNC, SYNC_UPDATE], new Uint8Array(5000)));
+      assert.is(await closed, 1009, 'message too big');
+      await a.roundTrip();
+      assert.is(sync.rooms.get(ref)?.peers.size, 1);
+      await a.until(() => ![...a.awareness.getStates().values()].some((st) => st['user']?.name === 'Bo'), "b's presence removed when it left");
+      await a.close();
+    },
+    { maxPeersPerRoom: 2, maxMessageBytes: 4096 },
+  ));
+
+test('the room is freed when the last peer leaves, and pending edits are committed then', () =>
+  world(async ({ s, writer, ref, ids, wsUrl, sync }) => {
+    const before = await read(s, writer, ref);
+    const client = await SyncClient.connect(wsUrl(), writer);
+    assert.ok(sync.rooms.has(ref));
+    client.type(ids[1]!, 'bye ');
+    await client.roundTrip();
+    await client.close();
+    const after = await untilApi(s, writer, ref, (d) => d.version > before.version, 'the committed edit');
+    assert.match(JSON.stringify(after.blocks[1].content), 'bye first');
+    assert.not.ok(sync.rooms.has(ref));
+  }));
+
+test('two clients and an agent converge with no lost update and gap-free versions', () =>
+  world(async ({ s, writer, ref, ids, wsUrl, sync }) => {
+    const a = await SyncClient.connect(wsUrl(), writer);
+    const b = await SyncClient.connect(wsUrl(), writer);
+    const start = await read(s, writer, ref);
+    // The agent plans on its revision and re-plans on 412, as the contract asks.
+    const agent = async (text: string) => {
+      for (;;) {
+        const cur = await read(s, writer, ref);
+        const r = await mutate(s, writer, ref, cur.revision, { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [{ type: 'paragraph', markdown: text }] });
+        if (r.status === 200) return;
+        assert.is(r.status, 412, r.text);
+      }
+    };
+    for (let round = 0; round < 5; round++) {
+      a.type(ids[1]!, `a${round} `);
+      b.type(ids[2]!, `b${round} `);
+      await agent(`agent ${round}`);
+    }
+    await a.roundTrip();
+    await b.roundTrip();
+    await sync.flush();
+    const final = await read(s, writer, ref);
+    const text = plainText(final.blocks);
+    for (let round = 0; round < 5; round++) {
+      assert.match(text, `a${round} `);
+      assert.match(text, `b${round} `);
+      assert.match(text, `agent ${round}`);
+    }
+    await a.until(() => plainText(a.blocks().slice(0, -1)) === text, 'client a converged');
+    await b.until(() => plainText(b.blocks().slice(0, -1)) === text, 'client b converged');
+    const updates = (await s.engine.deps.storage.loadUpdates(ref, start.version)) ?? [];
+    assert.equal(
+      updates.map((u) => u.version),
+      Array.from({ length: final.version - start.version }, (_, i) => start.version + 1 + i),
+      'every version from the start to the end, each once',
+    );
+    await a.close();
+    await b.close();
+  }));
+
+test('an editor on process A sees what an agent writes through process B (two engines over one storage)', async () => {
+  const storage = memoryStorage();
+  const a = await startServer({ storage });
+  const sync = attachSync(a.server, a.engine, { timing: { pauseMs: 25, maxMs: 150 } });
+  // Process B: its own engine (own caches) over the same storage, as a second process over a shared database.
+  const b = createEngine({ storage });
+  try {
+    const writer = (await a.credential({ scopes: ['document:create', 'document:read', 'document:write'], account: 'acct-a' })).token;
+    const created = await a.req('/api/v1/documents', { method: 'POST', token: writer, headers: { 'idempotency-key': key() }, body: { v: 1, title: 'Shared' } });
+    const ref: string = created.json.data.documentRef;
+    const client = await SyncClient.connect(`${a.url.replace('http', 'ws')}/documents/${ref}/sync`, writer);
+    const actor = { accountId: 'acct-a', credentialRef: null, documentRef: null };
+    const head = await b.documents.head(actor, ref);
+    await b.documents.mutate(actor, ref, {
+      idempotencyKey: key(),
+      ifRevision: head.revision,
+      body: { v: 1, intent: 'from B', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [{ type: 'paragraph', markdown: 'written by B' }] } },
+    });
+    await client.until(() => plainText(client.blocks()).includes('written by B'), 'the version written through B');
+    // …and a person's edit on A is a version B reads.
+    const id = client.blocks()[0]!.id;
+    client.type(id, 'A says: ');
+    for (let i = 0; i < 400; i++) {
+      const read = await b.documents.read(actor, ref, 'markdown');
+      if (read.format === 'markdown' && read.markdown.includes('A says: written by B')) break;
+      if (i === 399) throw new Error('B never read the edit made on A');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await client.close();
+  } finally {
+    await sync.close();
+    await a.close();
+  }
+});
+
+test.run();
