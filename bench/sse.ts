@@ -24,6 +24,7 @@ import { createEngine } from '../src/engine.ts';
 import type { ResearchRunContext } from '../src/jobs/runner.ts';
 import { listen } from '../transports/http/listener.ts';
 import { fmt, table } from './mutations.ts';
+import { specBody } from '../src/jobs/jobs-kit.ts';
 
 type Spec = { kind: 'kw'; maxMs: number; readers: number } | { kind: 'bare'; frameBytes: number };
 interface Ready { url: string; streamPath: string; streamToken: string; docPath?: string; readTokens?: string[] }
@@ -72,14 +73,7 @@ async function kwChild(spec: Extract<Spec, { kind: 'kw' }>, emitter: { start?: (
   const streamer = await cred('sse', ['research:read', 'research:run']);
   const { job } = await engine.jobs.start(streamer.credential.actor, {
     idempotencyKey: 'bench-sse-job-00000001',
-    body: {
-      v: 1,
-      question: 'How do event streams fan out?',
-      profile: 'focused',
-      visibilityIntent: 'private',
-      deliverable: { kind: 'report', form: 'question-answer', language: 'en' },
-      spaceRef: { kind: 'new-document', title: 'SSE bench' },
-    },
+    body: specBody({ question: 'How do event streams fan out?', spaceRef: { kind: 'new-document', title: 'SSE bench' } }),
   });
   const readers = await Promise.all(Array.from({ length: spec.readers }, (_, i) => cred(`reader ${i}`, ['document:create', 'document:read', 'document:write'])));
   const actor = readers[0]!.credential.actor;

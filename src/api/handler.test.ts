@@ -9,6 +9,7 @@ import { manualClock } from '../clock.ts';
 import { Patterns } from '../ids.ts';
 import { ALL_SCOPES, startServer, type Reply, type TestServer } from '../../fixtures/http-kit.ts';
 import { ErrorEnvelopeSchema, PrincipalEnvelopeSchema } from '../contract/response-schemas.ts';
+import { specBody } from '../jobs/jobs-kit.ts';
 
 /** The body conforms to a published response schema. */
 function conforms(schema: v.GenericSchema, value: unknown): void {
@@ -65,14 +66,7 @@ function proposal(pad = ''): Record<string, unknown> {
 }
 
 /** A well-formed ResearchReportSpec for a new document. */
-const SPEC = {
-  v: 1,
-  question: 'What is the boiling point of water at altitude?',
-  profile: 'focused',
-  visibilityIntent: 'private',
-  deliverable: { kind: 'report', form: 'question-answer', language: 'en' },
-  spaceRef: { kind: 'new-document', title: 'Boiling' },
-};
+const SPEC = specBody({ question: 'What is the boiling point of water at altitude?', spaceRef: { kind: 'new-document', title: 'Boiling' } });
 
 // ---------------------------------------------------------------------------------------------
 

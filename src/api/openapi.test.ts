@@ -11,6 +11,7 @@ import { Limits } from '../documents/schemas.ts';
 import { createEngine } from '../engine.ts';
 import { createApiHandler } from './handler.ts';
 import { buildOpenApi } from './openapi.ts';
+import { specBody } from '../jobs/jobs-kit.ts';
 
 type Json = Record<string, any>;
 const doc = buildOpenApi() as Json;
@@ -292,14 +293,7 @@ test('research, proposal, public, review, search and library operations answer a
   checked = 0;
   try {
     const job = `kjob_${'a'.repeat(48)}`;
-    const spec = {
-      v: 1,
-      question: 'What is an OpenAPI document?',
-      profile: 'focused',
-      visibilityIntent: 'private',
-      deliverable: { kind: 'report', form: 'question-answer', language: 'en' },
-      spaceRef: { kind: 'new-document', title: 'Research' },
-    };
+    const spec = specBody({ question: 'What is an OpenAPI document?', spaceRef: { kind: 'new-document', title: 'Research' } });
     const started = await call('POST', '/api/v1/research-jobs', { headers: { 'idempotency-key': key() }, body: spec });
     assert.is(started.status, 410);
     await conforms('post', '/api/v1/research-jobs', started);

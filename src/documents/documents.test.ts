@@ -4,6 +4,9 @@ import { accountActor, errorOf, freshKey, mutate, newDocument, richIds, testEngi
 import { sha256Hex } from '../hash.ts';
 import { Patterns } from '../ids.ts';
 
+/** The fields of a create at the end of the root. */
+const atRoot = { kind: 'create', beforeBlockId: null, parentBlockId: null } as const;
+
 const alice = accountActor('alice');
 const bob = accountActor('bob', 'scred_000000000000000000000002');
 
@@ -66,9 +69,7 @@ test('create mutation nests children, assigns ids in document order and raises t
   const engine = testEngine();
   const { ref, revision } = await newDocument(engine, alice);
   const out = await mutate(engine, alice, ref, revision, {
-    kind: 'create',
-    beforeBlockId: null,
-    parentBlockId: null,
+    ...atRoot,
     blocks: [
       { type: 'heading', level: 2, markdown: 'Intro' },
       { type: 'bulletListItem', markdown: 'one', children: [{ type: 'bulletListItem', markdown: 'one.a' }] },
@@ -149,9 +150,7 @@ test('move keeps order and identity, checks fences, and refuses moving under a d
   const engine = testEngine();
   const { ref, revision } = await newDocument(engine, alice);
   const made = await mutate(engine, alice, ref, revision, {
-    kind: 'create',
-    beforeBlockId: null,
-    parentBlockId: null,
+    ...atRoot,
     blocks: [para('a'), para('b'), para('c'), para('d', [para('d1')])],
   });
   const [a, b, c, d, d1] = made.receipt.affectedBlockIds as [string, string, string, string, string];
@@ -190,9 +189,7 @@ test('delete removes whole subtrees and checks its fences', async () => {
   const engine = testEngine();
   const { ref, revision } = await newDocument(engine, alice);
   const made = await mutate(engine, alice, ref, revision, {
-    kind: 'create',
-    beforeBlockId: null,
-    parentBlockId: null,
+    ...atRoot,
     blocks: [para('a'), para('b', [para('b1'), para('b2')]), para('c')],
   });
   const [a, b, , , c] = made.receipt.affectedBlockIds as [string, string, string, string, string];
@@ -330,9 +327,7 @@ test('markdown and blocks representations agree with rich-json', async () => {
   const engine = testEngine();
   const { ref, revision } = await newDocument(engine, alice);
   await mutate(engine, alice, ref, revision, {
-    kind: 'create',
-    beforeBlockId: null,
-    parentBlockId: null,
+    ...atRoot,
     blocks: [
       { type: 'heading', level: 1, markdown: 'Title' },
       para('See [the spec](https://example.com/spec) and [local](/x).'),

@@ -10,6 +10,7 @@ import { memoryStorage } from '../../adapters/memory/index.ts';
 import { ReportLimits } from './report.ts';
 import { SAMPLE_REPORT, ScriptedRunner, actorOf, engineMaker, type AdapterList, specBody, until, untilAborted, type Step } from './jobs-kit.ts';
 
+
 const dirs: string[] = [];
 const ADAPTERS: AdapterList = [
   ['memory', () => memoryStorage()],
@@ -24,6 +25,17 @@ for (const [adapter, makeStorage] of ADAPTERS) {
   });
 
   const HOLD: Step[] = [(ctx) => ctx.setPhase('synthesizing'), untilAborted];
+
+  /** A job of a held scripted runner, running: its engine, actor, job and run context. */
+  async function runningJob() {
+    const runner = new ScriptedRunner(HOLD);
+    const engine = await jobsEngine({ runner });
+    const actor = actorOf();
+    const { job } = await engine.jobs.start(actor, { idempotencyKey: freshKey(), body: specBody() });
+    runner.release(1);
+    await until(async () => (await engine.jobs.read(actor, job.jobId)).job.state === 'running', 'running');
+    return { engine, actor, job, ctx: runner.contexts.get(job.jobId)! };
+  }
 
   test('report: REPORT_NOT_READY (retryable, retryAfterMs) until staged, then the real report document in both formats', async () => {
     const runner = new ScriptedRunner([(ctx) => ctx.setPhase('synthesizing'), (ctx) => ctx.stageReport(SAMPLE_REPORT), (ctx) => ctx.succeed()]);
@@ -76,13 +88,7 @@ for (const [adapter, makeStorage] of ADAPTERS) {
   });
 
   test('a report document bigger than 760,000 bytes is refused and nothing is staged; succeed needs a report', async () => {
-    const runner = new ScriptedRunner(HOLD);
-    const engine = await jobsEngine({ runner });
-    const actor = actorOf();
-    const { job } = await engine.jobs.start(actor, { idempotencyKey: freshKey(), body: specBody() });
-    runner.release(1);
-    await until(async () => (await engine.jobs.read(actor, job.jobId)).job.state === 'running', 'running');
-    const ctx = runner.contexts.get(job.jobId)!;
+    const { engine, actor, job, ctx } = await runningJob();
     const para = 'x'.repeat(40_000);
     const huge = { blocks: Array.from({ length: 20 }, () => ({ type: 'paragraph' as const, markdown: para })) };
     try {
@@ -128,13 +134,7 @@ for (const [adapter, makeStorage] of ADAPTERS) {
   });
 
   test('runner input is checked: percent 0-100 integer, summaries cut to 1024 units, waiting evidence bounded', async () => {
-    const runner = new ScriptedRunner(HOLD);
-    const engine = await jobsEngine({ runner });
-    const actor = actorOf();
-    const { job } = await engine.jobs.start(actor, { idempotencyKey: freshKey(), body: specBody() });
-    runner.release(1);
-    await until(async () => (await engine.jobs.read(actor, job.jobId)).job.state === 'running', 'running');
-    const ctx = runner.contexts.get(job.jobId)!;
+    const { engine, actor, job, ctx } = await runningJob();
     for (const percent of [-1, 101, 50.5]) {
       const e = await errorOf(ctx.progress(percent, 'x'));
       assert.equal([e.code, e.fields], ['INVALID_REQUEST', ['percent']]);

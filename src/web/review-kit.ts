@@ -12,6 +12,7 @@ import type { Engine } from '../engine.ts';
 import type { ResearchRunContext, ResearchRunner } from '../jobs/runner.ts';
 import { Collections, type ProposalRecord } from '../knowledge/records.ts';
 import { recordTopic } from '../ports.ts';
+import { specBody } from '../jobs/jobs-kit.ts';
 
 /** What the kit's job proposes. */
 export const KIT_PROPOSAL = {
@@ -25,14 +26,12 @@ export const KIT_PROPOSAL = {
 };
 
 /** The kit job's spec. */
-export const KIT_SPEC = {
-  v: 1,
+export const KIT_SPEC = specBody({
   question: 'How does Yjs merge concurrent edits?',
-  profile: 'focused',
   visibilityIntent: 'request-publication',
   deliverable: { kind: 'report', form: 'evidence-review', language: 'en' },
   spaceRef: { kind: 'new-document', title: 'Yjs merging' },
-};
+});
 
 async function decided(engine: Engine, ctx: ResearchRunContext, proposalRef: string): Promise<ProposalRecord['state']> {
   const { storage } = engine.deps;

@@ -2,6 +2,9 @@
  * The black-box client of the API scenario suite ({@link ./suite.ts}): a thin `fetch` wrapper,
  * the contract's formats as regular expressions, and envelope validators. Written only from
  * the published contract and the documented choices (docs/http-api.md); it knows nothing of the server's code.
+ * @remarks Its lists (scopes, error codes, required actions, formats) and small helpers deliberately
+ * repeat what the server declares: an independent client must not import the code it checks, so
+ * `duplicates` pairs between this file and src/ are intended.
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto';
