@@ -1,0 +1,3 @@
+import { handlerCpuPerRequest } from './http.ts';
+const r = await handlerCpuPerRequest(Number(process.argv[2] ?? 5000));
+console.log(JSON.stringify(r));
