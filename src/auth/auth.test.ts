@@ -117,7 +117,7 @@ test('authentication is served from memory after the first lookup', async () => 
 test('a verified token is hashed once; revocation, here or by another service on the storage, still rejects it', async () => {
   const storage = memoryStorage();
   let hashes = 0;
-  const counting = { ...deps(storage), sha256: (text: string) => (hashes++, sha256Hex(text)) };
+  const counting = { ...deps(storage), sha256: ((data) => (hashes++, sha256Hex(data))) as typeof sha256Hex };
   const svc = createCredentialService(counting, { budgetWindowMs: DAY });
   const other = createCredentialService(deps(storage), { budgetWindowMs: DAY });
   const a = await svc.create({ label: 'a', scopes: ['document:read'] });
