@@ -47,6 +47,7 @@ namespace autocannon {
   }
   interface Histogram {
     average: number;
+    total: number;
     p50: number;
     p99: number;
   }
@@ -144,14 +145,14 @@ function blockBatch(parents: number, children: number, tag: string) {
   }));
 }
 
-async function kwServer(spec: { documents: number; blocks: number }): Promise<ServerReady & { close(): Promise<void> }> {
-  const [{ memoryStorage }, { createEngine }, { createApiHandler }, { listen }] = await Promise.all([
+/** An engine over memory storage with `spec.documents` documents of `spec.blocks` blocks, each with its own token, and the API handler over it. */
+async function kwSetup(spec: { documents: number; blocks: number }, budgetWindowMs = 1000) {
+  const [{ memoryStorage }, { createEngine }, { createApiHandler }] = await Promise.all([
     import('../adapters/memory/index.ts'),
     import('../src/engine.ts'),
     import('../src/api/handler.ts'),
-    import('../transports/http/listener.ts'),
   ]);
-  const engine = createEngine({ storage: memoryStorage(), budgetWindowMs: 1000 });
+  const engine = createEngine({ storage: memoryStorage(), budgetWindowMs });
   const documents: DocumentLease[] = [];
   let n = 0;
   const key = () => `bench-setup-key-${String(++n).padStart(8, '0')}`;
@@ -179,7 +180,13 @@ async function kwServer(spec: { documents: number; blocks: number }): Promise<Se
     }
     documents.push({ ref: created.document.documentRef, token, revision, blockIds: ids });
   }
-  const listener = await listen(createApiHandler({ engine, log: () => undefined }), { host: '127.0.0.1', port: 0 });
+  return { engine, documents, handler: createApiHandler({ engine, log: () => undefined }) };
+}
+
+async function kwServer(spec: { documents: number; blocks: number }): Promise<ServerReady & { close(): Promise<void> }> {
+  const { listen } = await import('../transports/http/listener.ts');
+  const { engine, documents, handler } = await kwSetup(spec);
+  const listener = await listen(handler, { host: '127.0.0.1', port: 0 });
   let getBytes: number | undefined;
   const first = documents[0];
   if (first) {
@@ -208,6 +215,10 @@ async function childMain(spec: ServerSpec): Promise<void> {
     ready = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
   }
   process.send!({ ready });
+  // The parent asks for this process's CPU time around a case: server CPU per request under load.
+  process.on('message', (m: unknown) => {
+    if (m === 'cpu') process.send!({ cpu: process.cpuUsage() });
+  });
   process.on('disconnect', () => process.exit(0));
 }
 
@@ -223,6 +234,80 @@ async function startServer(spec: ServerSpec): Promise<{ child: ChildProcess; rea
     child.once('exit', (code) => fail(new Error(`bench server (${spec.kind}) exited with ${code}`)));
   });
   return { child, ready };
+}
+
+/** The server child's CPU time (user + system, µs) so far. */
+function childCpu(child: ChildProcess): Promise<number> {
+  return new Promise((done) => {
+    const on = (m: { cpu?: NodeJS.CpuUsage }) => {
+      if (!m.cpu) return;
+      child.off('message', on);
+      done(m.cpu.user + m.cpu.system);
+    };
+    child.on('message', on);
+    child.send('cpu');
+  });
+}
+
+/** Run one autocannon case and measure the server child's CPU µs per answered request. */
+async function cannonCpu(child: ChildProcess, options: autocannon.Options): Promise<{ result: autocannon.Result; cpuUs: number }> {
+  const before = await childCpu(child);
+  const result = await cannon(options);
+  const after = await childCpu(child);
+  return { result, cpuUs: (after - before) / Math.max(1, result.requests.total) };
+}
+
+/**
+ * CPU time per request through the API handler in-process (no sockets): `n` single-block edits of a
+ * 10-block document (each its own idempotency key and the current revision), then `n` GETs of it.
+ * Steady on a shared machine, unlike req/s: it counts this process's CPU time, not the wall clock.
+ */
+export async function handlerCpuPerRequest(n = 20_000, documentCount = 1): Promise<{ editUs: number; getUs: number }> {
+  // 10 ms budget windows: in-process runs past 10,000 requests/s
+  const { engine, documents, handler } = await kwSetup({ documents: documentCount, blocks: 10 }, 10);
+  const revisions = documents.map((d) => d.revision);
+  const encoder = new TextEncoder();
+  let k = 0;
+  const edit = async (d: number) => {
+    const i = ++k;
+    const doc = documents[d]!;
+    const revision = revisions[d]!;
+    const response = await handler({
+      method: 'POST',
+      url: `/api/v1/documents/${doc.ref}/mutations`,
+      headers: {
+        authorization: `Bearer ${doc.token}`,
+        'content-type': 'application/json',
+        'idempotency-key': `bench-cpu-edit-${String(i).padStart(10, '0')}`,
+        'service-if-revision': revision,
+        host: '127.0.0.1',
+      },
+      body: encoder.encode(JSON.stringify({ v: 1, intent: 'bench edit', mutation: { kind: 'edit', blockId: doc.blockIds[i % doc.blockIds.length], block: { type: 'paragraph', markdown: `edited ${i}` } } })),
+    });
+    if (response.status !== 200) throw new Error(`in-process edit answered ${response.status}`);
+    revisions[d] = response.headers['service-revision']!;
+  };
+  const get = async (d: number) => {
+    const doc = documents[d]!;
+    const response = await handler({ method: 'GET', url: `/api/v1/documents/${doc.ref}`, headers: { authorization: `Bearer ${doc.token}`, host: '127.0.0.1' }, body: null });
+    if (response.status !== 200) throw new Error(`in-process GET answered ${response.status}`);
+  };
+  // One request in flight per document, as over HTTP with one connection per document.
+  const lanes = (count: number, one: (lane: number) => Promise<void>) =>
+    Promise.all(documents.map(async (_, lane) => {
+      for (let i = lane; i < count; i += documents.length) await one(lane);
+    }));
+  const measure = async (one: (lane: number) => Promise<void>) => {
+    await lanes(Math.min(2000, n), one); // warm up
+    const start = process.cpuUsage();
+    await lanes(n, one);
+    const used = process.cpuUsage(start);
+    return (used.user + used.system) / n;
+  };
+  const editUs = await measure(edit);
+  const getUs = await measure(get);
+  await engine.close();
+  return { editUs, getUs };
 }
 
 async function stopServer(child: ChildProcess): Promise<void> {
@@ -329,6 +414,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
   const log = options.log ?? ((line: string) => console.log(line));
   const rows: HttpBenchRow[] = [];
   const base = { connections, duration, pipelining: 1 } as const;
+  const serverCpu: string[] = [];
 
   log(`HTTP bench: ${connections} connections, ${duration} s per case, loopback, API over memory storage`);
 
@@ -347,8 +433,9 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
   server = await startServer({ kind: 'kw', documents: connections, blocks: 10 });
   try {
     const docs = server.ready.documents!;
-    const r = await cannon({ ...base, url: server.ready.url, requests: editRequests(docs) });
+    const { result: r, cpuUs: editCpu } = await cannonCpu(server.child, { ...base, url: server.ready.url, requests: editRequests(docs) });
     rows.push(row('API edit, 10-block document', r, r.requests.average / baseline.requests.average));
+    serverCpu.push(`server CPU per request under load: edit ${editCpu.toFixed(1)} µs`);
     let next = 0;
     const reads: autocannon.Request[] = [
       {
@@ -359,14 +446,21 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
         },
       },
     ];
-    const g = await cannon({ ...base, url: server.ready.url, requests: reads });
+    const { result: g, cpuUs: getCpu } = await cannonCpu(server.child, { ...base, url: server.ready.url, requests: reads });
+    serverCpu.push(`GET ${getCpu.toFixed(1)} µs`);
     rows.push(row('API GET, 10-block document (rich-json)', g, g.requests.average / baseline.requests.average));
   } finally {
     await stopServer(server.child);
   }
+  const inProcess = await handlerCpuPerRequest(Number(process.env.KW_BENCH_HTTP_CPU_N ?? 20_000));
+  const cpuLines = [
+    `${serverCpu.join(', ')} (the API child: its process.cpuUsage over the case / answers)`,
+    `handler CPU per request in-process (no sockets): edit ${inProcess.editUs.toFixed(1)} µs, GET ${inProcess.getUs.toFixed(1)} µs`,
+  ];
   if (!(options.large ?? process.env.KW_BENCH_HTTP_LARGE !== '0')) {
     log(format(rows));
     log('vs baseline: 10-block edits and GETs compare req/s with the 1 KB echo.');
+    for (const line of cpuLines) log(line);
     return rows;
   }
 
@@ -403,6 +497,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
 
   log(format(rows));
   log('vs baseline: 10-block edits and GETs compare req/s with the 1 KB echo; the 10,000-block edit and GET compare MB/s with the static body of the same size.');
+  for (const line of cpuLines) log(line);
   return rows;
 }
 

@@ -25,6 +25,9 @@ export function documentDataJson(view: DocumentView): string {
 const utf8 = new TextEncoder();
 const CLOSE = utf8.encode('}');
 
+/** The text bodies of small documents' views, kept while the view is (a view lives as long as its version is the loaded one). */
+const smallBodies = new WeakMap<DocumentView, string>();
+
 /** Document JSON longer than this (UTF-16 units) is served as bytes, see {@link documentDataBody}. */
 const BYTES_FROM = 32 * 1024;
 
@@ -37,7 +40,12 @@ const BYTES_FROM = 32 * 1024;
  */
 export function documentDataBody(view: DocumentView): string | readonly Uint8Array[] {
   const content = viewContent(view);
-  if (content === undefined || content.length <= BYTES_FROM) return documentDataJson(view);
+  if (content === undefined || content.length <= BYTES_FROM) {
+    // A view is built once per version and then served to every read of it: its text is built once too.
+    let text = smallBodies.get(view);
+    if (text === undefined) smallBodies.set(view, (text = documentDataJson(view)));
+    return text;
+  }
   const bytes = content.bytes; // first, so that the hash (read by the head) is taken over them
   return [utf8.encode(`${documentHeadJson(view)},"document":`), ...bytes, CLOSE];
 }

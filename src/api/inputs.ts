@@ -29,6 +29,21 @@ interface Slot {
   def: ParamDef;
   /** True for a plain string schema: nothing to check. */
   plain: boolean;
+  /** The one pattern of a `string` + `regex` schema: a value it matches is valid as it is. */
+  pattern: RegExp | null;
+}
+
+/** The regex of a schema that is a string checked by one regex alone (descriptions aside), else null. */
+function onlyPattern(def: ParamDef): RegExp | null {
+  const schema = def.schema as { type: string; pipe?: readonly { kind: string; type: string; requirement?: unknown }[] };
+  if (schema.type !== 'string' || def.decode !== undefined || schema.pipe === undefined) return null;
+  let re: RegExp | null = null;
+  for (const item of schema.pipe.slice(1)) {
+    if (item.kind === 'metadata') continue;
+    if (item.type !== 'regex' || re !== null || !(item.requirement instanceof RegExp) || item.requirement.global || item.requirement.sticky) return null;
+    re = item.requirement;
+  }
+  return re;
 }
 
 function slots(defs: Readonly<Record<string, ParamDef & { name?: string }>> | undefined, where: 'path' | 'query' | 'header'): Slot[] {
@@ -38,6 +53,7 @@ function slots(defs: Readonly<Record<string, ParamDef & { name?: string }>> | un
     shown: where === 'header' ? def.name! : `${where} parameter ${logical}`,
     def,
     plain: def.schema.type === 'string' && !('pipe' in def.schema) && def.decode === undefined,
+    pattern: onlyPattern(def),
   }));
 }
 
@@ -65,7 +81,7 @@ export function compileInputs(op: AnyOperation): InputReader {
     const p: Record<string, unknown> = {};
     for (const slot of path) {
       const raw = params[slot.logical]!;
-      if (slot.plain) {
+      if (slot.plain || (slot.pattern !== null && slot.pattern.test(raw))) {
         p[slot.logical] = raw;
         continue;
       }
@@ -93,7 +109,7 @@ export function compileInputs(op: AnyOperation): InputReader {
         h[slot.logical] = slot.def.default;
         continue;
       }
-      if (slot.plain) {
+      if (slot.plain || (slot.pattern !== null && slot.pattern.test(raw))) {
         h[slot.logical] = raw;
         continue;
       }

@@ -114,6 +114,28 @@ test('authentication is served from memory after the first lookup', async () => 
   assert.is(reads, after);
 });
 
+test('a verified token is hashed once; revocation, here or by another service on the storage, still rejects it', async () => {
+  const storage = memoryStorage();
+  let hashes = 0;
+  const counting = { ...deps(storage), sha256: ((data) => (hashes++, sha256Hex(data))) as typeof sha256Hex };
+  const svc = createCredentialService(counting, { budgetWindowMs: DAY });
+  const other = createCredentialService(deps(storage), { budgetWindowMs: DAY });
+  const a = await svc.create({ label: 'a', scopes: ['document:read'] });
+  const b = await svc.create({ label: 'b', scopes: ['document:read'] });
+  await svc.authenticate(a.token);
+  const after = hashes;
+  for (let i = 0; i < 20; i++) await svc.authenticate(a.token);
+  assert.is(hashes, after);
+  const wrong = a.token.slice(0, -1) + (a.token.endsWith('A') ? 'B' : 'A');
+  await rejects(svc.authenticate(wrong), 'AUTH_REQUIRED');
+  await svc.revoke('owner', a.credential.credentialRef);
+  const e = await rejects(svc.authenticate(a.token), 'AUTH_REQUIRED');
+  assert.match(String(e.message), /revoked/);
+  await svc.authenticate(b.token);
+  await other.revoke('owner', b.credential.credentialRef);
+  await rejects(svc.authenticate(b.token), 'AUTH_REQUIRED');
+});
+
 test('create validates label, scopes, budget, expiry, account and documentRef', async () => {
   const svc = createCredentialService(deps(), { budgetWindowMs: DAY });
   const e = await rejects(

@@ -165,6 +165,9 @@ function checkInput(input: CreateCredentialInput): FieldError[] {
   return errors;
 }
 
+/** How many verified tokens authentication remembers, so a token is hashed once, not per request. */
+const VERIFIED_TOKENS_MAX = 1024;
+
 /**
  * Build the credential service.
  * @param options.budgetWindowMs length of the request-budget window (24 hours by default).
@@ -173,6 +176,8 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
   const { storage, clock, refs, sha256 } = deps;
   const idem = options.idempotency ?? new IdempotencyStore(storage, clock, { onError: deps.reportError });
   const cache = new Map<string, Credential>();
+  /** Tokens whose SHA-256 matched, and the credential they matched (the oldest dropped past the bound). */
+  const verified = new Map<string, Credential>();
   const loading = new Map<string, Promise<Credential | null>>();
   const watched = new Set<string>();
   /** Drop the cached credential whenever its stored record changes (a revocation, in any process). */
@@ -274,11 +279,18 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
     },
 
     async authenticate(token) {
-      const credentialRef = credentialRefOfToken(token);
-      if (!credentialRef) throw authRequired('The bearer token is malformed.');
-      const credential = await load(credentialRef);
-      if (!credential || !constantTimeEqual(sha256(token), credential.tokenSha256)) {
-        throw authRequired('The bearer token is not valid.');
+      let credential: Credential | null | undefined = verified.get(token);
+      // A verified token stands for its credential while the credential cache holds that very object:
+      // a revocation (in any process) drops the cache entry, and with it every token verified against it.
+      if (credential === undefined || cache.get(credential.credentialRef) !== credential) {
+        const credentialRef = credentialRefOfToken(token);
+        if (!credentialRef) throw authRequired('The bearer token is malformed.');
+        credential = await load(credentialRef);
+        if (!credential || !constantTimeEqual(sha256(token), credential.tokenSha256)) {
+          throw authRequired('The bearer token is not valid.');
+        }
+        if (verified.size >= VERIFIED_TOKENS_MAX) verified.delete(verified.keys().next().value!);
+        verified.set(token, credential);
       }
       if (credential.revokedAt) throw authRequired('The bearer token was revoked; create a new one.');
       if (clock.now() >= credential.expiresAt) throw authRequired('The bearer token has expired; create a new one.');

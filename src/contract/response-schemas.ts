@@ -23,6 +23,7 @@ import {
 import {
   AcceptanceContractSchema,
   CancellationRequestSchema,
+  JobArtifactsSchema,
   ResearchJobEventPageSchema,
   ResearchJobEventSchema,
   ResearchJobPageSchema,
@@ -47,6 +48,7 @@ import {
   ApiErrorSchema,
   ClientRequestIdSchema,
   FieldErrorSchema,
+  Href,
   DocumentRefSchema,
   JobIdSchema,
   ReceiptRefSchema,
@@ -133,7 +135,19 @@ export const DocumentMutationEnvelopeSchema = envelope(
   DocumentMutationResultSchema,
   'The mutated document and its receipt; `receipt` (outer) tells created or replayed.',
 );
-export const ResearchJobEnvelopeSchema = envelope(ResearchJobSchema, 'A research job.');
+/**
+ * The research job as the API answers it: the domain's job, with the staged report's export links
+ * (`jsonHref`, `markdownHref`: the report operation, rich-json and markdown), which the edge renders.
+ */
+export const ResearchJobWireSchema = v.object({
+  ...ResearchJobSchema.entries,
+  artifacts: v.object({
+    ...JobArtifactsSchema.entries,
+    report: v.nullable(v.object({ ...JobArtifactsSchema.entries.report.wrapped.entries, jsonHref: Href, markdownHref: Href })),
+  }),
+});
+export type ResearchJobWire = v.InferOutput<typeof ResearchJobWireSchema>;
+export const ResearchJobEnvelopeSchema = envelope(ResearchJobWireSchema, 'A research job.');
 export const ResearchJobPageEnvelopeSchema = envelope(ResearchJobPageSchema, 'A page of research-job summaries.');
 export const ResearchJobEventPageEnvelopeSchema = envelope(ResearchJobEventPageSchema, 'A bounded page of at most 256 events.');
 export const ReportEnvelopeSchema = envelope(DocumentSchema, 'The report document (format=rich-json): a Document, at most 760,000 bytes.');
@@ -177,7 +191,7 @@ export const responseComponents = {
   ResearchReportSpec: ResearchReportSpecSchema,
   AcceptanceContract: AcceptanceContractSchema,
   PublicArtifactRef: PublicArtifactRefSchema,
-  ResearchJob: ResearchJobSchema,
+  ResearchJob: ResearchJobWireSchema,
   ResearchJobSummary: ResearchJobSummarySchema,
   ResearchJobPage: ResearchJobPageSchema,
   ResearchJobEvent: ResearchJobEventSchema,

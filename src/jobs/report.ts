@@ -25,10 +25,15 @@ export function accountActor(accountId: string): Actor {
   return { accountId, credentialRef: null, documentRef: null };
 }
 
-/** The report links of a job. */
-export function reportArtifact(baseUrl: string, jobId: string, documentRef: string): ReportArtifact {
-  const base = `${baseUrl}/api/v1/research-jobs/${jobId}/report`;
-  return { documentRef, jsonHref: `${base}?format=rich-json`, markdownHref: `${base}?format=markdown` };
+/**
+ * A job as the domain reads it: its staged report by its document alone. Job records written before
+ * the links moved to the edge also stored the report's export links; those are left out here (the
+ * API renders them from the job id when it answers).
+ */
+export function logicalJob<J extends { artifacts: { report: ReportArtifact | null } }>(job: J): J {
+  const report = job.artifacts.report;
+  if (report === null || Object.keys(report).length === 1) return job;
+  return { ...job, artifacts: { ...job.artifacts, report: { documentRef: report.documentRef } } };
 }
 
 function firstChars(text: string, max: number): string {

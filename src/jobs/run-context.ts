@@ -6,9 +6,9 @@ import type { EngineDeps } from '../deps.ts';
 import { ServiceError, conflict, invalid } from '../errors.ts';
 import type { DocumentsService } from '../documents/types.ts';
 import { Patterns } from '../ids.ts';
-import { reportArtifact, writeReportDocument } from './report.ts';
+import { logicalJob, writeReportDocument } from './report.ts';
 import type { Actor } from '../deps.ts';
-import type { ArtifactInput, FailureInput, ProposalSink, ResearchRunContext, WaitingInput } from './runner.ts';
+import type { ArtifactInput, FailureInput, ProposalSink, ReportArtifact, ResearchRunContext, WaitingInput } from './runner.ts';
 import type { JobStore, StoredJob } from './store.ts';
 import { transition, type JobEvent } from './states.ts';
 import type { ResearchJob } from './schemas.ts';
@@ -86,7 +86,7 @@ export function createRunContext({ deps, store, documents, proposals }: RunConte
     spec: stored.job.spec,
     signal,
     async job() {
-      return (await current()).job;
+      return logicalJob((await current()).job);
     },
     async setPhase(phase, summary) {
       const event = (current: StoredJob): JobEvent => (current.job.state === 'queued' ? { type: 'start', phase } : { type: 'phase', phase });
@@ -121,7 +121,7 @@ export function createRunContext({ deps, store, documents, proposals }: RunConte
       transition(now.job, { type: 'artifact' }); // refuse before writing a document for a finished job
       if (now.job.artifacts.report) throw conflict('This job already has a staged report.', 'artifacts.report');
       const documentRef = await writeReportDocument(deps, documents, now.accountId, now.job.spec, report);
-      const artifact = reportArtifact(deps.baseUrl, jobId, documentRef);
+      const artifact: ReportArtifact = { documentRef };
       await update({ type: 'artifact' }, (job) => {
         if (job.artifacts.report) throw conflict('This job already has a staged report.', 'artifacts.report');
         const artifacts = { ...job.artifacts, report: artifact };

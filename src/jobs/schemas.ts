@@ -35,7 +35,8 @@ export const JobArtifactsSchema = v.object({
   inquiry: v.nullable(v.object({ inquiryId: id(Patterns.inquiryId) })),
   proposal: v.nullable(v.object({ proposalRef: id(Patterns.proposalRef) })),
   review: v.nullable(v.object({ reviewRef: id(Patterns.reviewRef), browserHref: Href })),
-  report: v.nullable(v.object({ documentRef: id(Patterns.documentRef), jsonHref: Href, markdownHref: Href })),
+  /** The staged report, by its document (the API answers it with its export links, `jsonHref` and `markdownHref`). */
+  report: v.nullable(v.object({ documentRef: id(Patterns.documentRef) })),
   publicArtifacts: maxArray(PublicArtifactRefSchema, 256),
 });
 export type JobArtifacts = v.InferOutput<typeof JobArtifactsSchema>;

@@ -12,7 +12,7 @@ import { decodeCursor, encodeCursor, invalidCursor, pageLimit } from '../cursor.
 import { IdempotencyStore, createdReceipt, newReceiptRef, replayedReceipt, requireIdempotencyKey, writeScope, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { createEventHub } from './event-hub.ts';
 import { eventPage, followEvents, parseEventCursor, parseEventLimit } from './events.ts';
-import { exportReport, type ReportFormat, REPORT_FORMATS } from './report.ts';
+import { exportReport, logicalJob, type ReportFormat, REPORT_FORMATS } from './report.ts';
 import { applyEvent } from './run-context.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { CancellationRequestSchema, parseSpec, type ResearchJob } from './schemas.ts';
@@ -40,7 +40,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
   const idem = options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { onError: deps.reportError });
   const supervisor = createSupervisor({ deps, store, documents, proposals: options.proposals ?? null }, { runner, onError, extendContext: options.extendContext });
   const recovered = options.recover === false ? Promise.resolve() : supervisor.recover().catch((e: unknown) => onError(e, null));
-  const read = (stored: StoredJob): JobRead => ({ job: stored.job, revision: store.revisionOf(stored) });
+  const read = (stored: StoredJob): JobRead => ({ job: logicalJob(stored.job), revision: store.revisionOf(stored) });
 
   /** An exact repeat: the first application's receipt with the job as it is now. */
   const replay = async (actor: Actor, record: IdempotencyRecord<StoredResult>): Promise<JobWriteResult> => ({

@@ -60,10 +60,9 @@ export function submissionResult(p: ProposalRecord, baseUrl: string): ProposalSu
     browserHref,
     conflicts: p.conflicts,
     requiredAction: p.state === 'proposed' || p.state === 'in-review' ? 'review-in-browser' : null,
-    supportPaths: [
-      { href: browserHref, label: 'Review this proposal in the browser (the signed-in person decides)' },
-      { href: `${baseUrl}/api/v1/reviews/${p.reviewRef}`, label: 'Review metadata through the API (review:read)' },
-    ],
+    // The domain speaks no HTTP API: the review's metadata is reached by `reviewRef` (the API's
+    // review operation), not by a link rendered here.
+    supportPaths: [{ href: browserHref, label: 'Review this proposal in the browser (the signed-in person decides)' }],
   };
 }
 

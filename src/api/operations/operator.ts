@@ -4,6 +4,7 @@
  * charged, and not part of the public OpenAPI document.
  * @module
  */
+import { ACTIVATION_SURFACES, type ActivationState } from '../../auth/activation.ts';
 import { ActivationRequestSchema, CredentialRequestSchema } from '../../auth/credential-schema.ts';
 import { isoTimestamp } from '../../clock.ts';
 import { displayPrefix } from '../../auth/tokens.ts';
@@ -44,10 +45,11 @@ const createCredential = bind(contract.createCredential, async (ctx, input) => {
 /** POST /operator/v1/activation: change switches; 200 with the whole (effective) state. */
 const setActivation = bind(contract.setActivation, async (ctx, input) => {
   const body = parseOrThrow(ActivationRequestSchema, input.body, 'activation request');
-  const partial: { search?: boolean; reviews?: boolean; proposals?: boolean } = {};
-  if (body.search !== undefined) partial.search = body.search;
-  if (body.reviews !== undefined) partial.reviews = body.reviews;
-  if (body.proposals !== undefined) partial.proposals = body.proposals;
+  const partial: Partial<ActivationState> = {};
+  for (const surface of ACTIVATION_SURFACES) {
+    const value = body[surface];
+    if (value !== undefined) partial[surface] = value;
+  }
   await ctx.engine.activation.set(partial);
   return ok(ctx, 200, JSON.stringify(await ctx.activation()));
 });

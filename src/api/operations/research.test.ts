@@ -3,7 +3,9 @@ import { EventSource } from 'eventsource';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startServer, type TestServer } from '../../../fixtures/http-kit.ts';
+import { engineInternals } from '../../engine.ts';
 import { HAPPY_STEPS, ScriptedRunner, specBody, untilAborted } from '../../jobs/jobs-kit.ts';
+import { JOBS_COLLECTION, type StoredJob } from '../../jobs/store.ts';
 
 const SCOPES = ['research:read', 'research:run', 'inquiry:create', 'knowledge:propose', 'document:read'];
 let keys = 0;
@@ -300,4 +302,36 @@ test('a runner that knows the research-run budget sets X-Service-Research-Runs-R
   }
 });
 
+
+test('a staged report: the job answers its export links (rendered by the edge), also for a job record that stored them', async () => {
+  const runner = new ScriptedRunner(HAPPY_STEPS);
+  const s = await startServer({ engine: { runner } });
+  try {
+    const { token } = await s.credential({ scopes: SCOPES });
+    const job = (await start(s, token)).json.data;
+    runner.release(HAPPY_STEPS.length);
+    await s.engine.jobs.idle();
+    const internals = engineInternals(s.engine);
+    const base = `${internals.deps.baseUrl}/api/v1/research-jobs/${job.jobId}/report`;
+    const read = await s.req(`/api/v1/research-jobs/${job.jobId}`, { token });
+    assert.is(read.status, 200);
+    const report = read.json.data.artifacts.report;
+    assert.equal(Object.keys(report), ['documentRef', 'jsonHref', 'markdownHref']);
+    assert.equal(report, { documentRef: report.documentRef, jsonHref: `${base}?format=rich-json`, markdownHref: `${base}?format=markdown` });
+    // The domain keeps the logical reference only.
+    const actor = (await s.engine.credentials.authenticate(token)).actor;
+    assert.equal((await s.engine.jobs.read(actor, job.jobId)).job.artifacts.report, { documentRef: report.documentRef });
+    // A record written when the domain stored the links reads the same, on the wire and in the domain.
+    const storage = internals.deps.storage;
+    const stored = (await storage.getRecord<StoredJob>(JOBS_COLLECTION, job.jobId))!;
+    const old = { ...stored.value, job: { ...stored.value.job, artifacts: { ...stored.value.job.artifacts, report: { ...report } } } };
+    await storage.commit([{ kind: 'record.put', collection: JOBS_COLLECTION, key: job.jobId, value: old, expectedRevision: stored.revision }]);
+    const again = await s.req(`/api/v1/research-jobs/${job.jobId}`, { token });
+    assert.equal(again.json.data.artifacts.report, report);
+    assert.equal((await s.engine.jobs.read(actor, job.jobId)).job.artifacts.report, { documentRef: report.documentRef });
+    assert.is((await s.req(report.markdownHref.slice(internals.deps.baseUrl.length), { token })).status, 200);
+  } finally {
+    await s.close();
+  }
+});
 test.run();

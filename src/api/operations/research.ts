@@ -7,7 +7,7 @@ import { contract } from '../../contract/operations.ts';
 import type { Actor } from '../../deps.ts';
 import { ServiceError, invalid, isServiceError } from '../../errors.ts';
 import type { EventSink } from '../../jobs/event-hub.ts';
-import type { ResearchJobEvent } from '../../jobs/schemas.ts';
+import type { ResearchJob, ResearchJobEvent } from '../../jobs/schemas.ts';
 import { REPORT_FORMATS } from '../../jobs/report.ts';
 import { TERMINAL_EVENT_KINDS } from '../../jobs/states.ts';
 import { bind } from '../bind.ts';
@@ -18,6 +18,18 @@ import { notModified, representationResponse } from '../representation.ts';
 import { SseStream, frameCache, type SseEvent } from '../sse.ts';
 
 const actorOf = (ctx: RequestContext): Actor => ctx.credential!.actor;
+
+/**
+ * A job's JSON as the API answers it: the domain names the staged report by its document; the answer
+ * carries the report operation's links too (rich-json and markdown), from this server's base URL.
+ */
+function jobJson(ctx: RequestContext, job: ResearchJob): string {
+  const report = job.artifacts.report;
+  if (report === null) return JSON.stringify(job);
+  const base = `${ctx.engine.deps.baseUrl}${contract.getResearchJobReport.path.replace('{jobId}', job.jobId)}`;
+  const links = { documentRef: report.documentRef, jsonHref: `${base}?format=rich-json`, markdownHref: `${base}?format=markdown` };
+  return JSON.stringify({ ...job, artifacts: { ...job.artifacts, report: links } });
+}
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_KINDS);
 const EVENT_STREAM = /(^|,)\s*text\/event-stream\s*(;|,|$)/i;
 
@@ -47,7 +59,7 @@ const readJob = bind(contract.getResearchJob, async (ctx, input) => {
   const etag = weakEtag(revision, 'job');
   const unchanged = notModified(ctx, input.headers.ifNoneMatch, revision, etag);
   if (unchanged) return unchanged;
-  return ok(ctx, 200, JSON.stringify(job), { headers: { 'service-revision': revision, etag } });
+  return ok(ctx, 200, jobJson(ctx, job), { headers: { 'service-revision': revision, etag } });
 });
 
 /** GET /api/v1/research-jobs/{jobId}/events (JSON page or text/event-stream). */
@@ -91,7 +103,7 @@ const cancelJob = bind(contract.cancelResearchJob, async (ctx, input) => {
     ifRevision: input.headers.ifRevision,
     body: input.body,
   });
-  return ok(ctx, 200, JSON.stringify(out.job), { receipt: out.receipt, headers: { 'service-revision': out.revision } });
+  return ok(ctx, 200, jobJson(ctx, out.job), { receipt: out.receipt, headers: { 'service-revision': out.revision } });
 });
 
 /** GET /api/v1/research-jobs/{jobId}/report?format=rich-json|markdown (rich-json also needs document:read). */
@@ -112,7 +124,7 @@ const readJobReport = bind(contract.getResearchJobReport, async (ctx, input) => 
  */
 const startJob = bind(contract.startResearchJob, async (ctx, input) => {
   const out = await ctx.engine.jobs.start(actorOf(ctx), { idempotencyKey: input.headers.idempotencyKey, body: input.body });
-  return ok(ctx, 202, JSON.stringify(out.job), {
+  return ok(ctx, 202, jobJson(ctx, out.job), {
     receipt: out.receipt,
     headers: { 'service-revision': out.revision, location: `/api/v1/research-jobs/${out.job.jobId}` },
   });
