@@ -131,6 +131,26 @@ test('a cancellation through engine B stops the runner in engine A, which drops 
   await engineA.close();
 });
 
+test('an owner that missed its renewals loses the job to the engine that took it over, and stops its run', async () => {
+  const { shared, clock, runnerA, engineA, jobId, lease } = await twoProcesses();
+  const runnerB = new ScriptedRunner([(ctx) => ctx.progress(60, 'B works'), untilAborted], true);
+  const engineB = await jobsEngine({ runner: runnerB, storage: processView(shared).storage, clock, seed: 2 });
+  await engineB.jobs.recovered;
+  clock.advance(DEFAULT_LEASE_MS + 1); // A stalled: no renewal in time
+  await engineB.jobs.sweep();
+  assert.equal(runnerB.started, [jobId]);
+  await engineA.jobs.sweep(); // A's renewal finds the lease moved on
+  const signal = runnerA.contexts.get(jobId)!.signal;
+  assert.ok(signal.aborted);
+  assert.is(signal.reason, 'lease-lost');
+  await engineA.jobs.idle();
+  await until(async () => (await engineB.jobs.read(actor, jobId)).job.progress.percent === 60, 'B to work');
+  assert.is((await engineB.jobs.read(actor, jobId)).job.state, 'running', 'A did not fail the job it lost');
+  assert.ok((await lease())!.expiresAt > clock.now(), 'B holds the lease');
+  await engineA.close();
+  await engineB.close();
+});
+
 test('an orderly close releases the lease: another engine takes the job over at its next sweep', async () => {
   const { shared, clock, engineA, jobId, lease } = await twoProcesses();
   const runnerB = new ScriptedRunner([async () => undefined, ...HAPPY_STEPS.slice(2)], true);

@@ -43,7 +43,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
     onError,
     extendContext: options.extendContext,
     lease: options.lease,
-    processId: `proc_${deps.ids.hex(16)}`,
+    processId: `proc_${crypto.randomUUID()}`, // not from deps.ids: seeded id sequences stay as they were
   });
   const recovered = options.recover === false ? Promise.resolve() : supervisor.recover().catch((e: unknown) => onError(e, null));
   const read = (stored: StoredJob): JobRead => ({ job: stored.job, revision: store.revisionOf(stored) });

@@ -7,7 +7,7 @@
  * @module
  */
 import { isServiceError } from '../errors.ts';
-import { isStorageConflict, recordTopic, type BatchOp, type StoredRecord } from '../ports.ts';
+import { isStorageConflict, isStorageUnavailable, recordTopic, type BatchOp, type StoredRecord } from '../ports.ts';
 import { DEFAULT_LEASE_MS, DEFAULT_RENEW_MS, LEASES_COLLECTION, leaseDeleteOp, leaseOp, type JobLease, type LeaseTiming } from './lease.ts';
 import { createRunContext, applyEvent, failed, type RunContextDeps } from './run-context.ts';
 import type { ResearchRunContext, ResearchRunner } from './runner.ts';
@@ -187,7 +187,12 @@ export function createSupervisor(ctxDeps: RunContextDeps, options: SupervisorOpt
     return sweeping;
   };
   const renewal = setInterval(() => {
-    sweep().catch((e: unknown) => options.onError(e, 'leases'));
+    sweep().catch((e: unknown) => {
+      if (isStorageUnavailable(e)) return; // a database outage: the next period tries again
+      // A closed (or broken) storage: this engine is done with it. Stop here; it matters only while runs live.
+      clearInterval(renewal);
+      if (runs.size > 0) options.onError(e, 'leases');
+    });
   }, renewMs);
   (renewal as { unref?: () => void }).unref?.(); // never keeps a process (or a test run) alive by itself
 
