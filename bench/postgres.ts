@@ -13,10 +13,11 @@
  * KW_BENCH_SECONDS sets the time per case (default 8).
  */
 import { spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { adminQuery, ADMIN_URL, freshDatabase, serverUnavailableReason } from '../adapters/postgres/postgres-kit.ts';
 import { postgresStorage } from '../adapters/postgres/index.ts';
 import { isStorageConflict } from '../src/ports.ts';
-import { appendParagraph, call, createDocument, editOnce, idemKey, startProcesses } from '../app/postgres-cluster-kit.ts';
+import { call, createDocument, editOnce, idemKey, startProcesses } from '../app/postgres-cluster-kit.ts';
 import { recordTable } from './report.ts';
 
 const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 8);
@@ -52,41 +53,81 @@ interface CaseResult {
   attempts: number;
 }
 
-/** `writers` writers editing for SECONDS over `n` processes, each on its own document or all on one. */
+/** Keep-alive connections for the load generator (undici's fetch costs the client more CPU than an edit costs the server). */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+/** One request on a kept-alive connection; the body is read, not parsed. */
+function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; revision: string | null; text: string }> {
+  return new Promise((done, fail) => {
+    const req = http.request(`${base}${path}`, { method, agent, headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => done({ status: res.statusCode ?? 0, revision: (res.headers['service-revision'] as string | undefined) ?? null, text }));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end(body);
+  });
+}
+
+const BLOCKS = 10;
+
+/** A document of BLOCKS paragraphs; resolves with its ref, block ids and revision. */
+async function tenBlockDocument(base: string, token: string, title: string): Promise<{ ref: string; blockIds: string[]; revision: string }> {
+  const ref = await createDocument(base, token, title);
+  const auth = { authorization: `Bearer ${token}` };
+  const head = await send(base, 'HEAD', `/api/v1/documents/${ref}`, auth);
+  const body = JSON.stringify({
+    v: 1,
+    intent: 'bench setup',
+    mutation: { kind: 'create', beforeBlockId: null, parentBlockId: null, blocks: Array.from({ length: BLOCKS }, (_, i) => ({ type: 'paragraph', markdown: `Paragraph ${i}` })) },
+  });
+  const r = await send(base, 'POST', `/api/v1/documents/${ref}/mutations`, { ...auth, 'idempotency-key': idemKey(), 'service-if-revision': head.revision! }, body);
+  if (r.status !== 200) throw new Error(`setup answered ${r.status}: ${r.text}`);
+  return { ref, blockIds: (JSON.parse(r.text) as { data: { receipt: { affectedBlockIds: string[] } } }).data.receipt.affectedBlockIds, revision: r.revision! };
+}
+
+/** The body of a single-block edit (the document stays BLOCKS blocks long, as in bench/http.ts). */
+const editBody = (blockId: string, text: string) => JSON.stringify({ v: 1, intent: 'bench edit', mutation: { kind: 'edit', blockId, block: { type: 'paragraph', markdown: text } } });
+
+/**
+ * `writers` writers editing for SECONDS over `n` processes, each on its own 10-block document or all
+ * on one: each edit replaces one block's text (POST …/mutations with the revision of the writer's
+ * last answer); a 412 (another writer moved the document) reads the revision again (HEAD) and
+ * resends as a new intent, as an agent would.
+ */
 async function editCase(n: number, hot: boolean, memory = false): Promise<CaseResult> {
   const db = memory ? null : await freshDatabase();
-  const procs = await startProcesses(n, db?.url ?? null);
+  // A short budget window: the demo token's 10,000 requests per window must not end the run.
+  const procs = await startProcesses(n, db?.url ?? null, { extra: ['--budget-window', '2s'] });
   try {
     const token = procs[0]!.demoToken!;
+    const auth = { authorization: `Bearer ${token}` };
     const bases = procs.map((p) => p.url);
-    const hotRef = hot ? await createDocument(bases[0]!, token, 'Hot') : null;
-    const refs = await Promise.all(Array.from({ length: WRITERS }, (_, i) => hotRef ?? createDocument(bases[i % n]!, token, `Doc ${i}`)));
+    const hotDoc = hot ? await tenBlockDocument(bases[0]!, token, 'Hot') : null;
+    const docs = await Promise.all(Array.from({ length: WRITERS }, (_, i) => hotDoc ?? tenBlockDocument(bases[i % n]!, token, `Doc ${i}`)));
     const latencies: number[] = [];
     let attempts = 0;
     const until = performance.now() + SECONDS * 1000;
     await Promise.all(
-      refs.map(async (ref, w) => {
-        let revision: string | null = null;
+      docs.map(async (doc, w) => {
+        let revision: string | null = doc.revision;
         for (let e = 0; performance.now() < until; e++) {
-          const base = bases[(w + e) % n]!;
           const began = performance.now();
-          if (hot) {
-            const r = await editOnce(() => bases, w + e, token, ref, `w${w}-e${e}`);
-            attempts += r.attempts;
-            if (r.status === 200) latencies.push(r.ms);
-            continue;
+          for (let a = 0; performance.now() < until; a++) {
+            const base = bases[(w + e + a) % n]!;
+            revision ??= (await send(base, 'HEAD', `/api/v1/documents/${doc.ref}`, auth)).revision;
+            attempts++;
+            const r = await send(base, 'POST', `/api/v1/documents/${doc.ref}/mutations`, { ...auth, 'idempotency-key': idemKey(), 'service-if-revision': revision! }, editBody(doc.blockIds[e % BLOCKS]!, `w${w}-e${e}`));
+            if (r.status === 200) {
+              revision = r.revision;
+              latencies.push(performance.now() - began);
+              break;
+            }
+            if (r.status !== 412 && r.status !== 409) throw new Error(`edit answered ${r.status}: ${r.text}`);
+            revision = null;
           }
-          // A document of its own: the revision of the last answer is current, one request per edit.
-          revision ??= (await fetch(`${base}/api/v1/documents/${ref}`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } })).headers.get('service-revision');
-          const r = await call(base, 'POST', `/api/v1/documents/${ref}/mutations`, token, {
-            headers: { 'idempotency-key': idemKey(), 'service-if-revision': revision! },
-            body: appendParagraph(`w${w}-e${e}`),
-          });
-          attempts++;
-          if (r.status === 200) {
-            revision = r.headers.get('service-revision');
-            latencies.push(performance.now() - began);
-          } else revision = null;
         }
       }),
     );

@@ -18,6 +18,7 @@ import type { DocumentsService } from './documents/types.ts';
 import { IdempotencyStore } from './idempotency/idempotency.ts';
 import { createJobsService, type JobsService } from './jobs/service.ts';
 import type { ResearchRunner } from './jobs/runner.ts';
+import type { LeaseTiming } from './jobs/lease.ts';
 
 /** Options of {@link createEngine}. Only `storage` is required. */
 export interface EngineOptions {
@@ -41,6 +42,8 @@ export interface EngineOptions {
   documents?: Omit<DocumentsOptions, 'idempotencyRetentionMs'>;
   /** The research runner; without one, fresh research-job starts answer FEATURE_RETIRED. */
   runner?: ResearchRunner;
+  /** Lease timing of the research jobs this process runs (several processes on one storage); default 15 s lease, renewed every 5 s. */
+  jobLease?: LeaseTiming;
   /** Brings pages for library captures (adapters/capture `nodeFetcher()`); without one, link captures fail. */
   fetcher?: Fetcher;
   /** Reads captured HTML and PDF (adapters/capture `contentExtractor()`); without one, nothing is captured. */
@@ -118,6 +121,7 @@ export function createEngine(options: EngineOptions): Engine {
     proposals: knowledge,
     idempotency,
     onError: (error, jobId) => deps.reportError(error, jobId === null ? 'jobs' : `job ${jobId}`),
+    lease: options.jobLease,
   });
   const library = createLibraryService(deps, {
     idempotency,

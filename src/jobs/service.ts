@@ -38,7 +38,13 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
   const store = createJobStore(deps);
   const hub = createEventHub(deps.storage);
   const idem = options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { onError: deps.reportError });
-  const supervisor = createSupervisor({ deps, store, documents, proposals: options.proposals ?? null }, { runner, onError, extendContext: options.extendContext });
+  const supervisor = createSupervisor({ deps, store, documents, proposals: options.proposals ?? null }, {
+    runner,
+    onError,
+    extendContext: options.extendContext,
+    lease: options.lease,
+    processId: `proc_${crypto.randomUUID()}`, // not from deps.ids: seeded id sequences stay as they were
+  });
   const recovered = options.recover === false ? Promise.resolve() : supervisor.recover().catch((e: unknown) => onError(e, null));
   const read = (stored: StoredJob): JobRead => ({ job: logicalJob(stored.job), revision: store.revisionOf(stored) });
 
@@ -76,8 +82,12 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
     const { ops, stored } = store.createOps(actor, job, nowMs);
     const revision = store.revisionOf(stored);
     const receiptRef = newReceiptRef(deps.ids);
-    await deps.storage.commit([...ops, idem.recordOp<StoredResult>(scope, { fingerprint, receiptRef, createdAt: nowMs, result: { jobId: job.jobId } })]);
-    supervisor.launch(stored);
+    await deps.storage.commit([
+      ...ops,
+      supervisor.claimOp(job.jobId), // the job is this process's from its first moment
+      idem.recordOp<StoredResult>(scope, { fingerprint, receiptRef, createdAt: nowMs, result: { jobId: job.jobId } }),
+    ]);
+    supervisor.launch(stored, 1);
     return { job, revision, receipt: createdReceipt(receiptRef) };
   }
 
@@ -244,6 +254,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
       return budget === null ? null : { limit: budget.limit, remaining: budget.remaining };
     },
 
+    sweep: () => supervisor.sweep(),
     idle: () => supervisor.idle(),
     close: () => supervisor.close(),
   };

@@ -6,6 +6,7 @@ import type { Actor } from '../deps.ts';
 import type { IdempotencyStore } from '../idempotency/idempotency.ts';
 import type { DocumentRead, DocumentsService, IdempotencyReceipt } from '../documents/types.ts';
 import type { EventFeed, EventSink } from './event-hub.ts';
+import type { LeaseTiming } from './lease.ts';
 import type { ProposalSink, ResearchRunContext, ResearchRunner } from './runner.ts';
 import type { ResearchJob, ResearchJobEvent, ResearchJobEventPage, ResearchJobPage } from './schemas.ts';
 
@@ -40,6 +41,8 @@ export interface JobsServiceOptions {
   proposals?: ProposalSink | null | undefined;
   /** The engine's one idempotency store; default: a store of its own. */
   idempotency?: IdempotencyStore | undefined;
+  /** Lease length and renewal period of the jobs this process runs (see lease.ts); default 15 s and 5 s. */
+  lease?: LeaseTiming | undefined;
 }
 
 /** The research-jobs service. */
@@ -77,8 +80,13 @@ export interface JobsService {
   researchRuns(actor: Actor): { limit: number; remaining: number } | null;
   /** Settles when recovery of jobs left by an earlier process is done. */
   readonly recovered: Promise<void>;
+  /**
+   * Renew the leases of this process's runs and take over jobs whose lease expired (their process
+   * died) or was released; a timer does this every `lease.renewMs`.
+   */
+  sweep(): Promise<void>;
   /** Resolves when no run of this process is in progress. */
   idle(): Promise<void>;
-  /** Abort runs (reason "shutdown"), leaving their jobs to be recovered on the next start. */
+  /** Abort runs (reason "shutdown") and release their leases, leaving their jobs to another process or the next start. */
   close(): Promise<void>;
 }
