@@ -138,9 +138,15 @@ export async function documentView(engine: Engine, accountId: string, documentRe
   return { title: rich.document.title, version: rich.version, revision: rich.revision, html: richJsonHtml(rich.document.documentJson), markdown, lossCount };
 }
 
-/** The body of `/documents/{ref}`. */
-export function documentBody(documentRef: string, view: DocumentVersionView): string {
-  return render('@document', { documentRef, ...view });
+/** The live editor's mount point on the document page: who edits, and the page's style nonce. */
+export interface DocumentEditor {
+  person: string;
+  nonce: string;
+}
+
+/** The body of `/documents/{ref}`: the rendered document, and the editor's mount point when there is one. */
+export function documentBody(documentRef: string, view: DocumentVersionView, editor: DocumentEditor | null): string {
+  return render('@document', { documentRef, ...view, editor });
 }
 
 /** The proposal of a review, if it belongs to the account; NOT_FOUND otherwise. */
