@@ -512,10 +512,12 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
         case 'document': {
           const view = await documentView(engine, session.accountId, r.documentRef);
           if (!options.editorAssets) return page(200, view.title, documentBody(r.documentRef, view, null), viewer);
-          // The editor's stylesheet rules are inserted through a <style> element carrying this nonce.
+          // The editor inserts its placeholder rules through a <style> element carrying this nonce, and
+          // colours collaborators' cursors with style attributes (style-src-attr); scripts stay 'self'.
           const nonce = randomSecret();
           const editor = { person: session.accountId, nonce };
-          return page(200, view.title, documentBody(r.documentRef, view, editor), viewer, { 'content-security-policy': PAGE_CSP.replace("style-src 'self'", `style-src 'self' 'nonce-${nonce}'`) });
+          const csp = PAGE_CSP.replace("style-src 'self'", `style-src 'self' 'nonce-${nonce}'; style-src-attr 'unsafe-inline'`);
+          return page(200, view.title, documentBody(r.documentRef, view, editor), viewer, { 'content-security-policy': csp });
         }
         case 'document-events':
           return await documentEvents(request, session, r.documentRef, query);
