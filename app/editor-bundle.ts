@@ -6,6 +6,7 @@
  * browser opens a document on never pay it.
  * @module
  */
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import type { EditorAsset, EditorAssets } from '../src/web/app.ts';
@@ -13,6 +14,14 @@ import type { EditorAsset, EditorAssets } from '../src/web/app.ts';
 const ENTRY = fileURLToPath(new URL('../src/web/editor/client.ts', import.meta.url));
 
 let built: Promise<EditorAssets> | null = null;
+
+/**
+ * True when the editor's source is at hand (a checkout, `npm start`); false in the one-file
+ * `dist/kw.mjs`, which serves the rendered document page without the editor.
+ */
+export function editorAvailable(): boolean {
+  return existsSync(ENTRY);
+}
 
 /** Bundle the editor (once per process; a failed build is retried on the next call). */
 export function editorAssets(): Promise<EditorAssets> {

@@ -6,15 +6,13 @@
  * API converge. Screenshots at desktop and phone width go to test-artifacts/editor/ (git-ignored).
  * Without Chromium the tests are skipped with the reason printed.
  */
-import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from '../scripts/chromium-kit.ts';
 import { serve, type DevServer } from './serve.ts';
 
-const CHROMIUM = process.env.KW_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const ARTIFACTS = resolve(import.meta.dirname, '../test-artifacts/editor');
 const VIEWPORTS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } } as const;
 
@@ -54,15 +52,12 @@ function flatten(blocks: readonly AnyBlock[], out: Flat[] = []): Flat[] {
 let browser: Browser | null = null;
 let server: DevServer | null = null;
 
-const available = existsSync(CHROMIUM);
-if (!available) console.log(`app/editor.test.ts: skipped, no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set KW_CHROMIUM)`);
+const available = chromiumAvailable('app/editor.test.ts');
 const it = available ? test : test.skip;
 
 test.before(async () => {
   if (!available) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  browser = await launchChromium(ARTIFACTS);
   server = await serve({ port: 0, storage: 'memory', seed: 'demo', sync: { timing: { pauseMs: 400, maxMs: 2_000 } } });
 });
 
