@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEMO_RECORD_FILE, serve } from './serve.ts';
-import { SyncClient } from '../transports/sync/sync-kit.ts';
+import WebSocket from 'ws';
+import { refusal, SyncClient } from '../transports/sync/sync-kit.ts';
 
 test('the demo seed is loaded once per data folder and its token reused on the next start', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kw-serve-'));
@@ -159,6 +160,47 @@ test('live co-editing is on: an editor at /documents/{ref}/sync gets the documen
     }
     assert.is(after.data.version, before.data.version + 1);
     assert.match(JSON.stringify(after.data.document.blocks[0].content), 'Live: ');
+  } finally {
+    await server.close();
+  }
+});
+
+test('the signed-in person edits live: the document page mounts the editor, its bundle is served, the session cookie admits the sync upgrade', async () => {
+  const server = await serve({ port: 0, storage: 'memory', seed: 'demo' });
+  try {
+    const { documentRef } = server.demo!;
+    const spent = await fetch(server.signInUrl!, { redirect: 'manual' });
+    const cookie = spent.headers.get('set-cookie')!.split(';')[0]!;
+    const page = await fetch(`${server.url}/documents/${documentRef}`, { headers: { cookie } });
+    const html = await page.text();
+    const nonce = /data-nonce="([^"]+)"/.exec(html)?.[1];
+    assert.ok(nonce, 'the page has the editor mount point');
+    assert.match(html, `data-sync="/documents/${documentRef}/sync"`);
+    assert.match(html, 'id="doc-body"', 'the rendered document stays, for no JavaScript and until the editor loads');
+    const csp = page.headers.get('content-security-policy')!;
+    assert.match(csp, "script-src 'self';");
+    assert.match(csp, `style-src 'self' 'nonce-${nonce}'`);
+    const entry = await fetch(`${server.url}/assets/editor/editor.js`);
+    assert.is(entry.status, 200);
+    assert.match(entry.headers.get('content-type')!, 'text/javascript');
+    assert.ok((await entry.arrayBuffer()).byteLength > 100_000, 'the bundle holds BlockNote');
+    assert.is((await fetch(`${server.url}/assets/editor/editor.css`)).status, 200);
+    assert.is((await fetch(`${server.url}/assets/editor/nothing.js`)).status, 404);
+
+    const url = `${server.url.replace('http', 'ws')}/documents/${documentRef}/sync`;
+    const host = new URL(server.url).host;
+    const opened = await new Promise<boolean>((resolve) => {
+      const socket = new WebSocket(url, { headers: { cookie, origin: server.url } });
+      socket.on('open', () => {
+        socket.close();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    assert.ok(opened, 'the session cookie admits the upgrade');
+    assert.is((await refusal(url, { cookie, origin: 'http://elsewhere.example' })).status, 401, 'another site\'s page is refused');
+    assert.is((await refusal(url, { cookie: 'kw_session=' + 'x'.repeat(43), origin: `http://${host}` })).status, 401, 'an unknown session is refused');
+    assert.is((await refusal(url)).status, 401, 'no credential');
   } finally {
     await server.close();
   }

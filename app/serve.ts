@@ -22,6 +22,7 @@ import { isStorageUnavailable, type Storage } from '../src/ports.ts';
 import { DEMO_ACCOUNT, seedDemo, type DemoSeed } from './demo-seed.ts';
 import { listen, type Listening } from '../transports/http/listener.ts';
 import { mountMcp } from '../transports/mcp/index.ts';
+import { editorAssets, editorAvailable } from './editor-bundle.ts';
 import { attachSync, type SyncOptions, type SyncServer } from '../transports/sync/index.ts';
 import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';
 import { withRequestLog, type RequestLogFormat } from './request-log.ts';
@@ -277,7 +278,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = pg ? await sharedDemoFor(engine, pg) : await demoFor(engine, dataDir));
     localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : 'owner';
     const documentPages = options.documentPages ?? 'sign-in-required';
-    const app = options.browserApp === false ? null : createBrowserApp(engine, { operatorKey, localAccount, openDocumentPages: documentPages === 'open' });
+    const app = options.browserApp === false ? null : createBrowserApp(engine, { operatorKey, localAccount, openDocumentPages: documentPages === 'open', ...(editorAvailable() ? { editorAssets } : {}) });
     const api = createApiHandler({ engine, operatorKey, localAccount, documentPages, ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
     const pages = app ? app.mount(api) : api;
     if (app) signInUrl = (await app.createSignInLink()).url;
@@ -286,7 +287,12 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     // The MCP server (streamable HTTP) at /mcp: every tool call goes through the same handler.
     mcp = mountMcp(listener.server, { handler: active, ...(options.mcpAllowedHosts ? { allowedHosts: options.mcpAllowedHosts } : {}) });
     // Live co-editing (y-websocket) on the same port: people in an editor and agents on the API.
-    sync = attachSync(listener.server, engine, { ...options.sync, prefix: ['', '/api/v1'] });
+    // A signed-in person (the browser app's session cookie) edits; the caller's own hook comes first.
+    const hook = options.sync?.authorizeUpgrade;
+    const authorizeUpgrade: SyncOptions['authorizeUpgrade'] = app
+      ? async (req, ref) => (hook ? await hook(req, ref) : null) ?? app.authorizeUpgrade(req, ref)
+      : hook;
+    sync = attachSync(listener.server, engine, { ...options.sync, ...(authorizeUpgrade ? { authorizeUpgrade } : {}), prefix: ['', '/api/v1'] });
   } catch (error) {
     await sync?.close();
     await listener.close();

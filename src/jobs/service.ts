@@ -11,6 +11,7 @@ import { ServiceError, invalid } from '../errors.ts';
 import { decodeCursor, encodeCursor, invalidCursor, pageLimit } from '../cursor.ts';
 import { IdempotencyStore, createdReceipt, newReceiptRef, replayedReceipt, requireIdempotencyKey, writeScope, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { createEventHub } from './event-hub.ts';
+import { withPublishedArtifacts } from './public-artifacts.ts';
 import { eventPage, followEvents, parseEventCursor, parseEventLimit } from './events.ts';
 import { exportReport, logicalJob, type ReportFormat, REPORT_FORMATS } from './report.ts';
 import { applyEvent } from './run-context.ts';
@@ -157,7 +158,10 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
     },
 
     async read(actor, jobId) {
-      return read(await store.visible(actor, jobId));
+      const stored = await store.visible(actor, jobId);
+      // Public artifacts published from the review after the job ended (src/jobs/public-artifacts.ts).
+      const job = isTerminal(stored.job.state) ? await withPublishedArtifacts(deps, stored.job) : stored.job;
+      return { job, revision: store.revisionOf(stored) };
     },
 
     async events(actor, jobId, input = {}) {

@@ -242,9 +242,14 @@ test('/reviews/{ref}: proposal and report with citations, Accept continues the w
   const s = await start();
   try {
     const { cookie, csrf } = await signIn(s);
-    const { actor, jobId, reviewRef } = await researcherWithWaitingReview(s.engine);
+    const { actor, token, jobId, reviewRef } = await researcherWithWaitingReview(s.engine);
     const before = (await s.engine.jobs.read(actor, jobId)).job;
     assert.equal([before.state, before.phase, before.requiredAction], ['waiting', 'requesting-review', 'review-in-browser']);
+    const publicArtifactsOfJob = async () => {
+      const res = await fetch(`${s.url}/api/v1/research-jobs/${jobId}`, { headers: { authorization: `Bearer ${token}` } });
+      assert.is(res.status, 200);
+      return ((await res.json()) as { data: { artifacts: { publicArtifacts: { kind: string; artifactId: string; revision: string; v: number }[] } } }).data.artifacts.publicArtifacts;
+    };
 
     const home = await (await fetch(`${s.url}/`, { headers: { cookie } })).text();
     assert.ok(home.includes(`href="/reviews/${reviewRef}"`), 'the console lists the waiting review');
@@ -264,15 +269,27 @@ test('/reviews/{ref}: proposal and report with citations, Accept continues the w
     assert.ok(acceptedPage.includes('>Confirm rights</button>'));
     assert.ok(!acceptedPage.includes('>Promote</button>'), 'Promote comes after Release');
     assert.is((await post(s, `/reviews/${reviewRef}/publication`, cookie, { csrf, step: 'promote' })).status, 409, 'nothing to promote yet');
-    for (const step of ['confirm-rights', 'release', 'release', 'promote']) {
+    for (const step of ['confirm-rights', 'release', 'release']) {
       assert.is((await post(s, `/reviews/${reviewRef}/publication`, cookie, { csrf, step })).status, 303, step);
     }
+    assert.equal(await publicArtifactsOfJob(), [], 'released, not yet promoted: nothing public');
+    assert.is((await post(s, `/reviews/${reviewRef}/publication`, cookie, { csrf, step: 'promote' })).status, 303, 'promote');
     const published = await (await fetch(`${s.url}/reviews/${reviewRef}`, { headers: { cookie } })).text();
     const links = [...published.matchAll(/<a href="(\/k\/(entity|inquiry|edition)\/[^"]+)">/g)].map((m) => m[1]!);
     assert.is(links.length, 3, 'one entity, one inquiry and the report edition, released once');
     for (const href of links) {
       const pub = await fetch(`${s.url}${href}`);
       assert.is(pub.status, 200, href);
+    }
+    // The job (succeeded before publication) lists what was published, over HTTP.
+    const listed = await publicArtifactsOfJob();
+    assert.equal(listed.map((r) => r.kind), ['entity', 'inquiry', 'edition']);
+    for (const r of listed) {
+      assert.is(r.v, 1);
+      const href = links.find((l) => l.startsWith(`/k/${r.kind}/${r.artifactId}`));
+      assert.ok(href, `the review page links ${r.kind} ${r.artifactId}`);
+      const pub = await fetch(`${s.url}${href}`);
+      assert.is(pub.status, 200, `${href} resolves`);
     }
   } finally {
     await s.close();

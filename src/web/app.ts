@@ -13,7 +13,8 @@
  * @module
  */
 import { ACCOUNT_ID_PATTERN } from '../auth/credentials.ts';
-import { constantTimeEqual } from '../auth/tokens.ts';
+import { constantTimeEqual, randomSecret } from '../auth/tokens.ts';
+import type { Actor } from '../deps.ts';
 import { isoTimestamp } from '../clock.ts';
 import type { Engine } from '../engine.ts';
 import { isServiceError, type FieldError } from '../errors.ts';
@@ -23,9 +24,10 @@ import { publicationStep } from './publication.ts';
 import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../ports.ts';
 import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
 import { APP_CSS, APP_JS } from './assets.ts';
-import { escapeHtml, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
+import { escapeHtml, PAGE_CSP, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
 import { RequestInspector, type InspectorLimits, type AnsweredRequest } from './inspector.ts';
 import {
+  accountActor,
   accountJobs,
   documentBody,
   documentView,
@@ -58,6 +60,32 @@ export interface BrowserAppOptions {
   inspector?: InspectorLimits | undefined;
   /** Keep-alive interval of the pages' event streams in ms; default 15 000. */
   keepAliveMs?: number | undefined;
+  /**
+   * The live co-editing editor of the document page (served under `/assets/editor/`): its bundle,
+   * asked for on the first request of an editor asset. Without it the document page stays the
+   * rendered document (following versions live). The server must serve the y-websocket room at
+   * `/documents/{ref}/sync` (transports/sync) with {@link BrowserApp.authorizeUpgrade}.
+   */
+  editorAssets?: (() => Promise<EditorAssets>) | undefined;
+}
+
+/** One file of the editor bundle. */
+export interface EditorAsset {
+  contentType: string;
+  body: Uint8Array;
+  /** Content-hashed name: cached for a year; otherwise revalidated. */
+  immutable: boolean;
+}
+
+/** The editor bundle: `editor.js` (an ES module), `editor.css` and their chunks, by file name. */
+export interface EditorAssets {
+  files: ReadonlyMap<string, EditorAsset>;
+}
+
+/** The signed-in person of a live co-editing upgrade (transports/sync's `SyncGrant`). */
+export interface PersonGrant {
+  actor: Actor;
+  canWrite: boolean;
 }
 
 /** The installed browser app. */
@@ -70,6 +98,12 @@ export interface BrowserApp {
   recordRequest(event: AnsweredRequest): void;
   /** The request inspector's memory. */
   readonly inspector: RequestInspector;
+  /**
+   * The `authorizeUpgrade` hook of live co-editing (`attachSync`): the person of the request's
+   * session cookie may edit (the document's boundary is checked by the sync server), or null (no
+   * live session, or an `Origin` other than the request's own host: another site's page).
+   */
+  authorizeUpgrade(req: { headers: Record<string, string | string[] | undefined> }, documentRef: string): Promise<PersonGrant | null>;
 }
 
 const BROWSER_BODY_LIMIT = 64 * 1024;
@@ -84,6 +118,7 @@ function metaJson(requestId: string, clientRequestId: string | undefined): strin
 
 type Route =
   | { name: 'asset'; file: 'css' | 'js' }
+  | { name: 'editor-asset'; file: string }
   | { name: 'sign-in'; secret: string }
   | { name: 'sign-in-help' }
   | { name: 'sign-out' }
@@ -106,6 +141,7 @@ function route(path: string): Route | null {
   if (path === '/') return { name: 'home' };
   if (path === '/assets/app.css') return { name: 'asset', file: 'css' };
   if (path === '/assets/app.js') return { name: 'asset', file: 'js' };
+  if (path.startsWith('/assets/editor/') && /^[A-Za-z0-9_-]+\.(?:js|css|woff2?)$/.test(path.slice(15))) return { name: 'editor-asset', file: path.slice(15) };
   if (path === '/sign-out') return { name: 'sign-out' };
   if (path === '/sign-in') return { name: 'sign-in-help' };
   if (path === '/operator/v1/sign-in-links') return { name: 'sign-in-links' };
@@ -391,6 +427,26 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
     return seeOther(back);
   }
 
+  // ---- the editor ----
+
+  async function editorAsset(file: string): Promise<PlainResponse> {
+    const asset = options.editorAssets ? (await options.editorAssets()).files.get(file) : undefined;
+    if (!asset) return { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' }, body: 'Not found' };
+    const cache = asset.immutable ? 'public, max-age=31536000, immutable' : 'no-cache';
+    return { status: 200, headers: { 'content-type': asset.contentType, 'cache-control': cache, 'x-content-type-options': 'nosniff' }, body: asset.body };
+  }
+
+  async function authorizeUpgrade(req: { headers: Record<string, string | string[] | undefined> }, _documentRef: string): Promise<PersonGrant | null> {
+    const header = req.headers.cookie;
+    const cookie = cookieValue(typeof header === 'string' ? header : undefined, SESSION_COOKIE);
+    if (cookie === null) return null;
+    const origin = req.headers.origin;
+    const host = req.headers.host;
+    if (typeof origin === 'string' && (typeof host !== 'string' || origin.replace(/^https?:\/\//, '') !== host)) return null;
+    const session = await sessions.lookup(cookie);
+    return session === null ? null : { actor: accountActor(session.accountId), canWrite: true };
+  }
+
   // ---- the handler ----
 
   async function handle(request: PlainRequest, api: Handler, r: Route, path: string, query: URLSearchParams): Promise<PlainResponse> {
@@ -407,6 +463,7 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
         body: r.file === 'css' ? APP_CSS : APP_JS,
       };
     }
+    if (r.name === 'editor-asset') return editorAsset(r.file);
     if (r.name === 'sign-in-links') return signInLinks(request);
     if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: deps.baseUrl, api: null }));
     if (r.name === 'sign-in') {
@@ -454,7 +511,13 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
           return seeOther('/settings/api');
         case 'document': {
           const view = await documentView(engine, session.accountId, r.documentRef);
-          return page(200, view.title, documentBody(r.documentRef, view), viewer);
+          if (!options.editorAssets) return page(200, view.title, documentBody(r.documentRef, view, null), viewer);
+          // The editor inserts its placeholder rules through a <style> element carrying this nonce, and
+          // colours collaborators' cursors with style attributes (style-src-attr); scripts stay 'self'.
+          const nonce = randomSecret();
+          const editor = { person: session.accountId, nonce };
+          const csp = PAGE_CSP.replace("style-src 'self'", `style-src 'self' 'nonce-${nonce}'; style-src-attr 'unsafe-inline'`);
+          return page(200, view.title, documentBody(r.documentRef, view, editor), viewer, { 'content-security-policy': csp });
         }
         case 'document-events':
           return await documentEvents(request, session, r.documentRef, query);
@@ -481,6 +544,7 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
   return {
     inspector,
     createSignInLink,
+    authorizeUpgrade,
     recordRequest(event) {
       inspector.record(event, deps.clock.now());
     },

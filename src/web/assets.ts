@@ -19,7 +19,7 @@ main p,main li,main dd{overflow-wrap:anywhere}
 code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}code{background:#f2f2f2;padding:0 .2em;overflow-wrap:anywhere}
 pre{background:#f4f4f4;padding:.6em;overflow:auto;white-space:pre-wrap}
 blockquote{border-left:4px solid #999;margin:.5em 0;padding-left:1em;color:#333}
-.children{margin-left:1.5em}.meta{color:#555;font-size:.9em}
+.children{margin-left:1.5em}.editor{border:1px solid #ccc;border-radius:4px;padding:.5em 0;min-height:6em}.meta{color:#555;font-size:.9em}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 form.inline{display:inline}
 button{font:inherit;padding:.35em .9em;border:1px solid #0b57d0;background:#0b57d0;color:#fff;border-radius:4px;cursor:pointer}
@@ -48,6 +48,11 @@ document.addEventListener("click",function(e){
   if(navigator.clipboard&&navigator.clipboard.writeText)navigator.clipboard.writeText(input.value).then(done,function(){document.execCommand("copy");done()});
   else{document.execCommand("copy");done()}
 });
+var editor=document.getElementById("editor");
+if(editor&&editor.getAttribute("data-bundle")){
+  var css=document.createElement("link");css.rel="stylesheet";css.href=editor.getAttribute("data-style");document.head.appendChild(css);
+  import(editor.getAttribute("data-bundle")).catch(function(){var s=$("#editor-status");if(s)s.textContent="The editor could not load; the document below follows changes live."});
+}
 var live=document.querySelector("[data-live]");if(!live||!window.EventSource)return;
 var source=new EventSource(live.getAttribute("data-live"));
 var status=$("#live-status");

@@ -5,7 +5,7 @@
  * violation); screenshots at desktop and phone widths go to test-artifacts/ (git-ignored).
  * Without Chromium the tests are skipped with the reason printed.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { test } from 'uvu';
@@ -14,11 +14,10 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { listen } from '../../transports/http/listener.ts';
 import { createApiHandler } from '../api/handler.ts';
+import { chromiumAvailable, launchChromium } from '../../scripts/chromium-kit.ts';
 import { researcherWithWaitingReview } from './review-kit.ts';
 import { addParagraph, createDocument, signInLink, startWebServer, type Running } from './web-kit.ts';
 
-const CHROMIUM = process.env.KW_CHROMIUM ?? '/usr/bin/chromium';
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts/browser');
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -61,15 +60,12 @@ async function newPage(context: BrowserContext, problems: string[]): Promise<Pag
   return page;
 }
 
-const available = existsSync(CHROMIUM);
-if (!available) console.log(`src/web/browser.test.ts: skipped, no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set KW_CHROMIUM)`);
+const available = chromiumAvailable('src/web/browser.test.ts');
 const it = available ? test : test.skip;
 
 test.before(async () => {
   if (!available) return;
-  mkdirSync(ARTIFACTS, { recursive: true });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, headless: true });
+  browser = await launchChromium(ARTIFACTS);
   server = await startWebServer({ listen, storage: memoryStorage(), createApiHandler });
 });
 

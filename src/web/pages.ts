@@ -16,21 +16,13 @@ import { isTerminal } from '../jobs/states.ts';
 import type { ResearchJob } from '../jobs/schemas.ts';
 import { Collections, releaseKey, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from '../knowledge/records.ts';
 import { locatorPath } from '../knowledge/service.ts';
-import type { ArtifactRef } from '../knowledge/releases.ts';
 import { render } from './html.ts';
 import type { RequestInspector } from './inspector.ts';
 import { citationsOf, richJsonHtml } from './rich-html.ts';
 import './templates.ts';
+import { PUBLICATION_COLLECTION, type PublicationRecord } from '../jobs/public-artifacts.ts';
 
-/** Storage collection of the browser app's publication records, keyed by reviewRef. */
-export const PUBLICATION_COLLECTION = 'web-publications';
-
-/** What the Release step released for one review (so a second click releases nothing new). */
-export interface PublicationRecord {
-  v: 1;
-  reviewRef: string;
-  releases: ArtifactRef[];
-}
+export { PUBLICATION_COLLECTION, type PublicationRecord } from '../jobs/public-artifacts.ts';
 
 /** The trusted actor of an account. */
 export function accountActor(accountId: string): Actor {
@@ -138,9 +130,15 @@ export async function documentView(engine: Engine, accountId: string, documentRe
   return { title: rich.document.title, version: rich.version, revision: rich.revision, html: richJsonHtml(rich.document.documentJson), markdown, lossCount };
 }
 
-/** The body of `/documents/{ref}`. */
-export function documentBody(documentRef: string, view: DocumentVersionView): string {
-  return render('@document', { documentRef, ...view });
+/** The live editor's mount point on the document page: who edits, and the page's style nonce. */
+export interface DocumentEditor {
+  person: string;
+  nonce: string;
+}
+
+/** The body of `/documents/{ref}`: the rendered document, and the editor's mount point when there is one. */
+export function documentBody(documentRef: string, view: DocumentVersionView, editor: DocumentEditor | null): string {
+  return render('@document', { documentRef, ...view, editor });
 }
 
 /** The proposal of a review, if it belongs to the account; NOT_FOUND otherwise. */

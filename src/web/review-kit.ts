@@ -93,7 +93,7 @@ export async function startWaitingReview(engine: Engine, actor: Actor, key = 'ki
 }
 
 /** A new researcher credential of `accountId` (every scope) whose job's review waits for the person. */
-export async function researcherWithWaitingReview(engine: Engine, accountId = 'demo', key?: string): Promise<{ actor: Actor; jobId: string; reviewRef: string }> {
-  const { credential } = await engine.credentials.create({ accountId, label: 'Researcher', scopes: SCOPES });
-  return { actor: credential.actor, ...(await startWaitingReview(engine, credential.actor, key)) };
+export async function researcherWithWaitingReview(engine: Engine, accountId = 'demo', key?: string): Promise<{ actor: Actor; token: string; jobId: string; reviewRef: string }> {
+  const { credential, token } = await engine.credentials.create({ accountId, label: 'Researcher', scopes: SCOPES });
+  return { actor: credential.actor, token, ...(await startWaitingReview(engine, credential.actor, key)) };
 }

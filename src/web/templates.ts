@@ -45,6 +45,7 @@ const SETTINGS = `<p>Agents use the API with a bearer token. Create one per agen
 
 const DOCUMENT = `<p class="meta">Version <span id="doc-version"><%= it.version %></span> · revision <code id="doc-revision"><%= it.revision %></code> · <code><%= it.documentRef %></code></p>
 <div data-live="/documents/<%= it.documentRef %>/events?after=<%= it.version %>"><p id="live-status" role="status" class="meta"></p></div>
+<% if (it.editor) { %><p id="editor-status" role="status" class="meta"></p><div id="editor" class="editor" aria-label="Document editor" data-sync="/documents/<%= it.documentRef %>/sync" data-bundle="/assets/editor/editor.js" data-style="/assets/editor/editor.css" data-person="<%= it.editor.person %>" data-nonce="<%= it.editor.nonce %>" hidden></div><% } %>
 <article id="doc-body" aria-label="Document"><%~ it.html %></article>
 <h2>Markdown</h2>
 <p class="meta">What <code>?format=markdown</code> gives an agent. Loss count: <span id="doc-loss"><%= it.lossCount %></span></p>
