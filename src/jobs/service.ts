@@ -160,7 +160,8 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
     async read(actor, jobId) {
       const stored = await store.visible(actor, jobId);
       // Public artifacts published from the review after the job ended (src/jobs/public-artifacts.ts).
-      const job = isTerminal(stored.job.state) ? await withPublishedArtifacts(deps, stored.job) : stored.job;
+      const logical = logicalJob(stored.job);
+      const job = isTerminal(logical.state) ? await withPublishedArtifacts(deps, logical) : logical;
       return { job, revision: store.revisionOf(stored) };
     },
 
