@@ -397,7 +397,8 @@ export interface Answer {
  * operation (a method the path lacks: 405 or an earlier refusal), never a 5xx other than 503, the body
  * validates against the schema of its status and media type (errors: the ErrorEnvelope), X-Request-Id
  * always, the headers the document marks required (and Service-Revision on declared successes),
- * Retry-After on 429 and 503, Allow on 405.
+ * Retry-After on 429 and 503, Allow on 405, and the value of every declared header present valid
+ * against its schema.
  */
 export class AnswerChecker {
   private readonly ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
@@ -437,8 +438,15 @@ export class AnswerChecker {
         spec = { content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } } };
       } else spec = this.resolve(declared);
       for (const [name, h] of Object.entries<Json>(spec.headers ?? {})) {
-        const required = this.resolve(h).required === true || (name === 'Service-Revision' && status >= 200 && status < 300);
-        if (required && headers[name.toLowerCase()] === undefined) problems.push(`the header ${name} is missing`);
+        const header = this.resolve(h);
+        const required = header.required === true || (name === 'Service-Revision' && status >= 200 && status < 300);
+        const value = headers[name.toLowerCase()];
+        if (required && value === undefined) problems.push(`the header ${name} is missing`);
+        if (typeof value === 'string' && header.schema) {
+          const schema = this.resolve(header.schema);
+          const parsed = schema.type === 'integer' && /^-?\d+$/.test(value) ? Number(value) : value;
+          if (!this.validator(header.schema)(parsed)) problems.push(`the header ${name} does not validate: ${value.slice(0, 80)}`);
+        }
       }
     }
     if (text === '' || r.method === 'HEAD') {

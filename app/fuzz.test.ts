@@ -15,7 +15,7 @@ test('a seeded fuzz run over every public operation of /openapi.json finds no sc
   for (const status of [200, 400, 401, 403, 404, 405]) assert.ok(statuses.includes(status), `some answer was ${status}: ${statuses.join(',')}`);
 });
 
-test('the fuzz checker reports 500s, undeclared statuses, bodies off the schema and missing headers', () => {
+test('the fuzz checker reports 500s, undeclared statuses, bodies off the schema, missing headers and header values off their schema', () => {
   const doc = buildOpenApi() as any;
   const checker = new AnswerChecker(doc);
   const op = doc.paths['/api/v1/auth'].get;
@@ -27,6 +27,7 @@ test('the fuzz checker reports 500s, undeclared statuses, bodies off the schema 
   assert.ok(checker.check(request, op, { status: 200, headers: json, text: '{"data":1}' }).some((p) => p.startsWith('the body does not validate')));
   assert.ok(checker.check(request, op, { status: 401, headers: { 'content-type': 'application/json' }, text: error }).includes('no X-Request-Id'));
   assert.ok(checker.check(request, op, { status: 503, headers: json, text: error }).includes('503 without Retry-After'));
+  assert.ok(checker.check(request, op, { status: 401, headers: { ...json, 'x-request-id': 'not an id!' }, text: error }).some((p) => p.startsWith('the header X-Request-Id does not validate')));
   assert.ok(checker.check({ ...request, method: 'DELETE', wrongMethod: true }, op, { status: 405, headers: json, text: error }).includes('405 without Allow'));
   assert.ok(checker.check({ ...request, method: 'DELETE', wrongMethod: true }, op, { status: 200, headers: json, text: '{}' }).some((p) => p.includes('does not have')));
 });
