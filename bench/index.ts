@@ -18,6 +18,7 @@ import { runCaptureStallBench } from './capture-stall.ts';
 import { runSearchBench } from './search.ts';
 import { runPagesBench } from './pages.ts';
 import { runPostgresBench } from './postgres.ts';
+import { runFuzzBench } from './fuzz.ts';
 import { runSyncBench } from './sync.ts';
 import { recordTable, writeReport } from './report.ts';
 
@@ -46,6 +47,7 @@ if (!process.env.KW_BENCH_SERVER) {
   if (only === 'search') await runSearchBench();
   if (only === 'pages') await runPagesBench();
   if (only === 'postgres') await runPostgresBench();
+  if (only === 'fuzz') await runFuzzBench(Number(args[1] ?? 3000), Number(args[2] ?? Math.floor(Math.random() * 2 ** 31)));
   if (!only || only === 'sync') await runSyncBench();
   if (only === 'profile') await runProfileLoop(Number(args[1] ?? 10), args[2] ?? 'edit', Number(args[3] ?? 3));
   if (reportFile) {

@@ -39,7 +39,13 @@ export function notificationTests(it: RegisterTest): void {
       void storage.streamHead('events').then((h) => heads.push(h));
     });
     await storage.commit([streamAppend('events', 1, 'a'), streamAppend('events', 2, 'b')]);
-    for (let seq = 3; seq <= 6; seq++) await storage.commit([streamAppend('events', seq, seq)]);
+    // Each call's head read must finish before the next commit: an asynchronous adapter (a database's
+    // NOTIFY) may otherwise read a later head than the batch that called it (seen on Node 24).
+    await eventually(() => heads.length === 1, 'a call for the first batch');
+    for (let seq = 3; seq <= 6; seq++) {
+      await storage.commit([streamAppend('events', seq, seq)]);
+      await eventually(() => heads.length === seq - 1, `a call for the batch ${seq}`);
+    }
     await storage.commit([streamAppend('other', 1, 'x'), put('c', 'events', 1)]);
     await eventually(() => heads.length === 5, 'five calls');
     await quiet();
