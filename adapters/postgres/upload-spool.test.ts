@@ -38,6 +38,20 @@ test('the spool tables come from a versioned migration', async () => {
   assert.ok(MIGRATIONS.some((m) => m.statements.some((s) => s.includes('CREATE TABLE kw_upload_chunks'))));
 });
 
+test('a database at schema version 1 gets the spool tables from migration 2 at the next open', async () => {
+  await home.empty();
+  const first = await open();
+  await first.sql.query('DROP TABLE kw_upload_chunks');
+  await first.sql.query('DROP TABLE kw_uploads');
+  await first.sql.query('DELETE FROM kw_schema_migrations WHERE version = 2');
+  await first.close();
+  const upgraded = await open();
+  assert.equal(upgraded.migrated, [2]);
+  const spool = postgresUploadSpool(upgraded);
+  await spool.append('lupl_000000000000000000000001', new Uint8Array([1, 2]));
+  assert.equal(await spool.read('lupl_000000000000000000000001'), new Uint8Array([1, 2]));
+});
+
 test('two storages on one database see each other\'s uploads: create and append on one, read, list and remove on the other', async () => {
   await home.empty();
   const a = postgresUploadSpool(await open());
