@@ -134,6 +134,25 @@ if (reason !== null) {
     assert.ok(arrived > 0, `the cancellation reached process A's stream within 1 s; it got: ${text.slice(-400)}`);
   });
 
+  test('a file upload prepared on one process, PUT on a second and finished on a third: its bytes wait in the shared database', async () => {
+    const token = procs[0]!.demoToken!;
+    const bytes = new TextEncoder().encode(`<!doctype html><html><head><title>Spooled</title></head><body><p>${'shared bytes '.repeat(2000)}</p></body></html>`);
+    const prepared = await call(procs[0]!.url, 'POST', '/api/v1/library', token, {
+      body: { type: 'prepare-upload', fileName: 'spooled.html', contentType: 'text/html', byteLength: bytes.byteLength, idempotencyKey: idemKey() },
+    });
+    assert.is(prepared.status, 201, JSON.stringify(prepared.json));
+    const put = await fetch(`${procs[1]!.url}${prepared.json.data.upload.path}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' },
+      body: bytes,
+    });
+    assert.is(put.status, 200, await put.clone().text());
+    const finished = await call(procs[2]!.url, 'POST', '/api/v1/library', token, {
+      body: { type: 'finish-upload', uploadId: prepared.json.data.upload.uploadId, idempotencyKey: idemKey() },
+    });
+    assert.is(finished.status, 201, JSON.stringify(finished.json));
+  });
+
   test('a budget of 100 spent from three processes at once: exactly 100 successes', async () => {
     const created = await call(procs[0]!.url, 'POST', '/operator/v1/credentials', procs[0]!.operatorKey, {
       body: { label: 'budget test', scopes: ['document:read'], requestBudget: 100 },

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { fileUploadSpool, lowdbStorage, type RecoveryReport } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
-import { postgresStorage, type PostgresStorage } from '../adapters/postgres/index.ts';
+import { postgresStorage, postgresUploadSpool, type PostgresStorage } from '../adapters/postgres/index.ts';
 import { createApiHandler } from '../src/api/handler.ts';
 import { createBrowserApp, type BrowserApp } from '../src/web/app.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
@@ -271,8 +271,13 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       fetcher: nodeFetcher(),
       extractor: contentExtractor(),
       captureAllowPrivate: options.captureAllowPrivate ?? false,
-      // Upload bytes wait in files beside the lowdb data (memory storage: on the heap, bounded by the caps).
-      ...(dataDir ? { library: { uploadSpool: fileUploadSpool({ dir: join(dataDir, 'uploads') }) } } : {}),
+      // Upload bytes wait in files beside the lowdb data, in the shared database with postgres (a PUT
+      // on one process, its finish on another), on the heap with memory storage (bounded by the caps).
+      ...(dataDir
+        ? { library: { uploadSpool: fileUploadSpool({ dir: join(dataDir, 'uploads') }) } }
+        : pg
+          ? { library: { uploadSpool: postgresUploadSpool(pg) } }
+          : {}),
       ...(options.budgetWindowMs === undefined ? {} : { budgetWindowMs: options.budgetWindowMs }),
     });
     if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = pg ? await sharedDemoFor(engine, pg) : await demoFor(engine, dataDir));

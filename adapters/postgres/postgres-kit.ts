@@ -107,7 +107,7 @@ export interface StorageHome {
   url: string | null;
 }
 
-const TABLES = 'kw_heads, kw_snapshots, kw_updates, kw_records, kw_streams';
+const TABLES = 'kw_heads, kw_snapshots, kw_updates, kw_records, kw_streams, kw_uploads, kw_upload_chunks';
 
 /** A home on the server when it answers (`reason` null), else on PGlite (`reason` says why). */
 export async function storageHome(): Promise<StorageHome & { reason: string | null }> {

@@ -20,7 +20,7 @@ import { ChangeNotifier, topicsOf } from '../core/change-notifier.ts';
 import { decodePagePosition, encodePagePosition } from '../core/page-position.ts';
 import { prepareBatch, putJson, type PreparedOp } from '../core/prepared-op.ts';
 import { checkAfterSeq, checkLimit } from '../core/read-arguments.ts';
-import { isConnectionFailure, pgDriver, unavailable, type PoolOptions, type SqlDriver, type SqlSession } from './driver.ts';
+import { isConnectionFailure, pgDriver, unavailable, type PoolOptions, type SqlDriver, type SqlResult, type SqlSession } from './driver.ts';
 import { CHANGE_CHANNEL, migrate } from './schema.ts';
 import { escapeText as esc, unescapeText as unesc } from './text-codec.ts';
 
@@ -49,7 +49,18 @@ export type PostgresStorage = Storage & {
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /** Counters for tests and benchmarks. */
   stats(): PostgresStats;
+  /**
+   * One statement on the storage's own pool, for tables of the same database beside the port's
+   * (the upload spool): rejects once the storage is closed; a lost connection rejects as a
+   * {@link StorageUnavailableError}. Not retried: the caller knows whether a statement is safe to repeat.
+   */
+  readonly sql: SqlQuery;
 };
+
+/** Runs one statement; see {@link PostgresStorage.sql}. */
+export interface SqlQuery {
+  query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<SqlResult<R>>;
+}
 
 /** What a {@link PostgresStorage} counted since it opened. */
 export interface PostgresStats {
@@ -679,6 +690,17 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
     },
 
     stats: () => ({ ...stats }),
+
+    sql: {
+      async query<R>(text: string, params?: unknown[]): Promise<SqlResult<R>> {
+        if (closed) throw closedError();
+        try {
+          return await driver.query<R>(text, params);
+        } catch (error) {
+          throw isConnectionFailure(error) ? unavailable(error) : error;
+        }
+      },
+    },
 
     close() {
       closed = true;

@@ -71,6 +71,21 @@ BEGIN
 END $$`,
     ),
   },
+  {
+    version: 2,
+    name: 'upload spool',
+    statements: statementsOf(`
+CREATE TABLE kw_uploads (
+  upload_id text COLLATE "C" PRIMARY KEY
+);
+CREATE TABLE kw_upload_chunks (
+  upload_id text COLLATE "C" NOT NULL,
+  seq integer NOT NULL,
+  bytes bytea NOT NULL,
+  PRIMARY KEY (upload_id, seq)
+);
+`),
+  },
 ];
 
 function statementsOf(sql: string): string[] {
