@@ -134,4 +134,97 @@ test('reordering siblings moves only the blocks out of order', () => {
   assert.is(before.filter((el) => now.includes(el as Y.XmlElement)).length, 3, 'three blocks keep their Yjs elements: one moved');
 });
 
+/** The XmlText of the root block at `i` in `fragment`. */
+const textAt = (fragment: Y.XmlFragment, i: number) =>
+  (((fragment.get(0) as Y.XmlElement).get(i) as Y.XmlElement).get(0) as Y.XmlElement).get(0) as Y.XmlText;
+
+/** Two replicas of `base`: the room's doc (where the agent's version is merged) and a person's editor. */
+function replicas(base: readonly EditorBlock[]) {
+  const room = fragmentOf(base);
+  const person = new Y.Doc();
+  Y.applyUpdate(person, Y.encodeStateAsUpdate(room.doc));
+  const sync = () => {
+    Y.applyUpdate(person, Y.encodeStateAsUpdate(room.doc, Y.encodeStateVector(person)));
+    Y.applyUpdate(room.doc, Y.encodeStateAsUpdate(person, Y.encodeStateVector(room.doc)));
+  };
+  return { room, person: person.getXmlFragment(EDITOR_FRAGMENT), sync };
+}
+
+const plain = (fragment: Y.XmlFragment) => readFragment(fragment).map((b) => (b.content as { text: string }[]).map((c) => c.text).join(''));
+
+test("an agent's edit at the start of a block merges with a person's concurrent typing at its end", () => {
+  const base = [para('a', 'first'), para('x', 'alpha beta')];
+  const { room, person, sync } = replicas(base);
+  textAt(person, 1).insert(10, ' typed');
+  room.doc.transact(() => applyVersion(room.fragment, base, [para('a', 'first'), para('x', 'The alpha beta')]));
+  sync();
+  assert.equal(plain(room.fragment), ['first', 'The alpha beta typed']);
+  assert.equal(readFragment(person), readFragment(room.fragment));
+});
+
+test("an agent's deletion inside a block merges with a person's concurrent typing in it", () => {
+  const base = [para('x', 'alpha beta gamma')];
+  const { room, person, sync } = replicas(base);
+  textAt(person, 0).insert(16, '!');
+  textAt(person, 0).insert(0, '> ');
+  room.doc.transact(() => applyVersion(room.fragment, base, [para('x', 'alpha gamma')]));
+  sync();
+  assert.equal(plain(room.fragment), ['> alpha gamma!']);
+  assert.equal(readFragment(person), readFragment(room.fragment));
+});
+
+test("the changed span is found in text a person already changed: after its prefix, before its suffix, or by its context", () => {
+  const cases: [string, string, (t: Y.XmlText) => void, string][] = [
+    ['one two three', 'one 2 three', (t) => t.insert(13, '.'), 'one 2 three.'],
+    ['one two three', 'one two 3', (t) => t.insert(0, 'so '), 'so one two 3'],
+    ['one two three', 'one TWO three', (t) => (t.insert(13, '!'), t.insert(0, '¡')), '¡one TWO three!'],
+  ];
+  for (const [from, to, edit, want] of cases) {
+    const base = [para('x', from)];
+    const { doc, fragment } = fragmentOf(base);
+    edit(textAt(fragment, 0)); // received from the person's editor, not committed yet
+    doc.transact(() => applyVersion(fragment, base, [para('x', to)]));
+    assert.equal(plain(fragment), [want], `${from} → ${to}`);
+  }
+});
+
+test("an agent's formatting and props change keep the block's text node and a person's typing", () => {
+  const base = [para('x', 'make this bold, please')];
+  const { room, person, sync } = replicas(base);
+  const node = textAt(room.fragment, 0);
+  textAt(person, 0).insert(22, ' now');
+  const next: EditorBlock[] = [
+    {
+      ...para('x', ''),
+      props: { ...P, textAlignment: 'center' },
+      content: [
+        { type: 'text', text: 'make this ', styles: {} },
+        { type: 'text', text: 'bold', styles: { bold: true } },
+        { type: 'text', text: ', please', styles: {} },
+      ],
+    },
+  ];
+  room.doc.transact(() => applyVersion(room.fragment, base, next));
+  assert.is(textAt(room.fragment, 0), node, 'the same Y.XmlText');
+  sync();
+  const [x] = readFragment(room.fragment);
+  assert.equal(x!.props, { ...P, textAlignment: 'center' });
+  assert.equal(x!.content, [
+    { type: 'text', text: 'make this ', styles: {} },
+    { type: 'text', text: 'bold', styles: { bold: true } },
+    { type: 'text', text: ', please now', styles: {} },
+  ]);
+  assert.equal(readFragment(person), readFragment(room.fragment));
+});
+
+test("when a person already removed the span an agent changed, the agent's text is inserted and the person's kept", () => {
+  const base = [para('x', 'one two three')];
+  const { doc, fragment } = fragmentOf(base);
+  const text = textAt(fragment, 0);
+  text.delete(3, 4); // "one three"
+  text.insert(0, 'A ');
+  doc.transact(() => applyVersion(fragment, base, [para('x', 'one 2 three')]));
+  assert.equal(plain(fragment), ['A one2 three']);
+});
+
 test.run();

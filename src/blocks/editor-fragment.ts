@@ -57,6 +57,23 @@ function marksOf(styles: unknown, href?: string): Json | undefined {
   return Object.keys(marks).length ? marks : undefined;
 }
 
+/** Inline content as formatting runs (marks as Yjs attributes), a "\n" kept in its run's text. */
+function inlineRuns(content: unknown): Delta {
+  const runs: Delta = [];
+  const push = (text: string, attributes: Json | undefined) => {
+    if (text !== '') runs.push(attributes ? { insert: text, attributes } : { insert: text });
+  };
+  for (const item of Array.isArray(content) ? content : []) {
+    if (!isObject(item)) continue;
+    if (item['type'] === 'link' && typeof item['href'] === 'string') {
+      for (const t of Array.isArray(item['content']) ? item['content'] : []) {
+        if (isObject(t) && typeof t['text'] === 'string') push(t['text'], marksOf(t['styles'], item['href']));
+      }
+    } else if (typeof item['text'] === 'string') push(item['text'], marksOf(item['styles']));
+  }
+  return runs;
+}
+
 /** Inline content as the Yjs children of a text-holding element: XmlTexts and hardBreak elements. */
 function inlineNodes(content: unknown, hardBreaks: boolean): (Y.XmlText | Y.XmlElement)[] {
   const nodes: (Y.XmlText | Y.XmlElement)[] = [];
@@ -68,8 +85,8 @@ function inlineNodes(content: unknown, hardBreaks: boolean): (Y.XmlText | Y.XmlE
     nodes.push(text);
     delta = [];
   };
-  const push = (text: string, attributes: Json | undefined) => {
-    const parts = hardBreaks ? text.split('\n') : [text];
+  for (const { insert, attributes } of inlineRuns(content)) {
+    const parts = hardBreaks ? (insert as string).split('\n') : [insert as string];
     parts.forEach((part, i) => {
       if (i > 0) {
         flush();
@@ -77,14 +94,6 @@ function inlineNodes(content: unknown, hardBreaks: boolean): (Y.XmlText | Y.XmlE
       }
       if (part !== '') delta.push(attributes ? { insert: part, attributes } : { insert: part });
     });
-  };
-  for (const item of Array.isArray(content) ? content : []) {
-    if (!isObject(item)) continue;
-    if (item['type'] === 'link' && typeof item['href'] === 'string') {
-      for (const t of Array.isArray(item['content']) ? item['content'] : []) {
-        if (isObject(t) && typeof t['text'] === 'string') push(t['text'], marksOf(t['styles'], item['href']));
-      }
-    } else if (typeof item['text'] === 'string') push(item['text'], marksOf(item['styles']));
   }
   flush();
   return nodes;
@@ -365,15 +374,149 @@ function movedIds(base: Map<string, Placed>, next: readonly EditorBlock[]): Set<
   return moved;
 }
 
+/** Attributes with their keys sorted, as JSON: equal formatting compares equal. */
+function attrsKey(attrs: Json | undefined): string {
+  if (!attrs) return '{}';
+  return JSON.stringify(Object.keys(attrs).sort().map((k) => [k, attrs[k]]));
+}
+
+/** The formatting of each UTF-16 unit of `runs` (the unit Yjs positions count). */
+function unitAttrs(runs: Delta): (Json | undefined)[] {
+  const out: (Json | undefined)[] = [];
+  for (const r of runs) for (let i = 0; i < (r.insert as string).length; i++) out.push(r.attributes);
+  return out;
+}
+
+/** `runs` from UTF-16 unit `from` to `to`, as runs again. */
+function sliceRuns(text: string, attrs: readonly (Json | undefined)[], from: number, to: number): Delta {
+  const out: Delta = [];
+  for (let i = from; i < to; i++) {
+    const last = out[out.length - 1];
+    const a = attrs[i];
+    if (last && attrsKey(last.attributes) === attrsKey(a)) last.insert += text[i]!;
+    else out.push(a ? { insert: text[i]!, attributes: a } : { insert: text[i]! });
+  }
+  return out;
+}
+
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+/** How many UTF-16 units of context around a changed span are used to find it in text a person changed. */
+const CONTEXT = 16;
+
+/**
+ * Bring one block's change from `before` to `after` into its existing content element as a minimal
+ * edit — changed props as attributes, changed inline text as a delete/insert/format of the span that
+ * changed — so Yjs merges it with a person's concurrent keystrokes in the same block. False (nothing
+ * done) when the block's shape does not allow it: a type change, a table, inline content with hard
+ * breaks, or a content element that is not a single text node.
+ */
+function mergeBlock(container: Y.XmlElement, before: EditorBlock, after: EditorBlock): boolean {
+  const el = container.toArray()[0];
+  if (!(el instanceof Y.XmlElement) || before.type !== after.type || el.nodeName !== after.type) return false;
+  const textless = CONTENTLESS.has(after.type) || after.content === undefined || before.content === undefined;
+  const contentChanged = JSON.stringify(before.content) !== JSON.stringify(after.content);
+  let nodes: (Y.XmlText | Y.XmlElement)[] = [];
+  let baseRuns: Delta = [];
+  let nextRuns: Delta = [];
+  if (contentChanged) {
+    if (textless || !Array.isArray(before.content) || !Array.isArray(after.content)) return false;
+    baseRuns = inlineRuns(before.content);
+    nextRuns = inlineRuns(after.content);
+    const breaks = after.type !== 'codeBlock' && [...baseRuns, ...nextRuns].some((r) => (r.insert as string).includes('\n'));
+    nodes = el.toArray() as (Y.XmlText | Y.XmlElement)[];
+    if (breaks || nodes.length > 1 || (nodes.length === 1 && !(nodes[0] instanceof Y.XmlText))) return false;
+  }
+  const was = isObject(before.props) ? before.props : {};
+  const now = isObject(after.props) ? after.props : {};
+  for (const k of new Set([...Object.keys(was), ...Object.keys(now)])) {
+    if (JSON.stringify(was[k]) === JSON.stringify(now[k])) continue;
+    if (now[k] === undefined || now[k] === null) el.removeAttribute(k);
+    else el.setAttribute(k, now[k] as string);
+  }
+  if (!contentChanged) return true;
+  let text = nodes[0] as Y.XmlText | undefined;
+  if (text === undefined) {
+    el.insert(0, [new Y.XmlText()]);
+    text = el.get(0) as Y.XmlText;
+  }
+  mergeText(text, baseRuns, nextRuns);
+  return true;
+}
+
+/**
+ * Apply the change from `baseRuns` to `nextRuns` to `text` (which held `baseRuns`, and may since
+ * hold a person's edits): the span between their common prefix and suffix is found in the current
+ * text — after the unchanged prefix, before the unchanged suffix, or by its surrounding context —
+ * and replaced (or, when only its formatting changed, re-formatted). When the span is found nowhere
+ * the agent's new text is inserted after the unchanged prefix or before the unchanged suffix (else at
+ * its old offset) and nothing of the person's text is deleted.
+ */
+function mergeText(text: Y.XmlText, baseRuns: Delta, nextRuns: Delta): void {
+  const b = baseRuns.map((r) => r.insert).join('');
+  const n = nextRuns.map((r) => r.insert).join('');
+  const bAttrs = unitAttrs(baseRuns);
+  const nAttrs = unitAttrs(nextRuns);
+  const same = (i: number, j: number) => b[i] === n[j] && attrsKey(bAttrs[i]) === attrsKey(nAttrs[j]);
+  let p = 0;
+  while (p < b.length && p < n.length && same(p, p)) p++;
+  if (p > 0 && isHigh(b.charCodeAt(p - 1))) p--;
+  let s = 0;
+  while (s < b.length - p && s < n.length - p && same(b.length - 1 - s, n.length - 1 - s)) s++;
+  if (s > 0 && isLow(b.charCodeAt(b.length - s))) s--;
+  const bEnd = b.length - s;
+  const nEnd = n.length - s;
+  const removed = b.slice(p, bEnd);
+  const cur = (text.toDelta() as Delta).map((op) => (typeof op.insert === 'string' ? op.insert : '\ufffc')).join('');
+  let at = -1;
+  if (cur.startsWith(b.slice(0, p)) && cur.startsWith(removed, p)) at = p;
+  else if (cur.endsWith(b.slice(bEnd)) && cur.length - s - removed.length >= 0 && cur.startsWith(removed, cur.length - s - removed.length)) {
+    at = cur.length - s - removed.length;
+  } else {
+    const left = b.slice(Math.max(0, p - CONTEXT), p);
+    const probe = left + removed + b.slice(bEnd, bEnd + CONTEXT);
+    const first = probe ? cur.indexOf(probe) : -1;
+    if (first >= 0 && cur.indexOf(probe, first + 1) < 0) at = first + left.length;
+  }
+  if (at < 0) {
+    // Next to whichever unchanged side is still intact, else at the span's old offset.
+    const prefixKept = cur.startsWith(b.slice(0, p));
+    let offset = !prefixKept && cur.endsWith(b.slice(bEnd)) && cur.length >= s ? cur.length - s : Math.min(p, cur.length);
+    for (const r of sliceRuns(n, nAttrs, p, nEnd)) {
+      text.insert(offset, r.insert as string, { ...(r.attributes ?? {}) });
+      offset += (r.insert as string).length;
+    }
+    return;
+  }
+  if (removed === n.slice(p, nEnd)) {
+    // Only the formatting changed: format the span, clearing the marks it no longer has.
+    for (let i = 0; i < removed.length; i++) {
+      const attrs: Json = { ...(nAttrs[p + i] ?? {}) };
+      for (const k of Object.keys(bAttrs[p + i] ?? {})) if (!(k in attrs)) attrs[k] = null;
+      text.format(at + i, 1, attrs);
+    }
+    return;
+  }
+  if (removed.length) text.delete(at, removed.length);
+  let offset = at;
+  for (const r of sliceRuns(n, nAttrs, p, nEnd)) {
+    text.insert(offset, r.insert as string, { ...(r.attributes ?? {}) });
+    offset += (r.insert as string).length;
+  }
+}
+
 /**
  * Bring the change from API version `base` to API version `next` into `fragment`, leaving everything
  * else in it (a person's edits not committed yet) as it is. Call inside one transaction: the whole
  * change is then one Yjs update.
- * @remarks Per block: a block whose own JSON (type, props, content) changed gets a new content
- * element; a new block (or one a person deleted meanwhile) is inserted after its nearest preceding
- * sibling; a moved block is taken out with its current subtree and put at its new place; a block
- * `next` no longer holds is deleted with its subtree. The unit of merge is the block: where an agent
- * and a person changed the same block's content, the agent's version replaces it.
+ * @remarks Per block: a block whose props or inline text changed gets the change applied to its
+ * existing content element as a minimal edit (changed attributes; the changed span of its text
+ * deleted/inserted/re-formatted, found in the text a person may be typing in), so Yjs keeps both the
+ * agent's and the person's edits; a block whose type changed, a table whose content changed, or
+ * inline content with hard breaks gets a new content element; a new block (or one a person
+ * deleted meanwhile) is inserted after its nearest preceding sibling; a moved block is taken out with its current subtree and put at its new place; a block
+ * `next` no longer holds is deleted with its subtree.
  */
 export function applyVersion(fragment: Y.XmlFragment, base: readonly EditorBlock[], next: readonly EditorBlock[]): void {
   const was = index(base);
@@ -439,7 +582,7 @@ export function applyVersion(fragment: Y.XmlFragment, base: readonly EditorBlock
         remove(container);
         const own = changed || current === undefined ? b : current;
         insertAt({ ...own, children: current?.children ?? [] }, parent, list, i);
-      } else if (changed) {
+      } else if (changed && !(before !== undefined && mergeBlock(container, before.block, b))) {
         container.delete(0, 1);
         container.insert(0, [contentElement(b)]);
       }
