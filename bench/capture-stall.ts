@@ -100,7 +100,8 @@ interface Latency {
 }
 
 async function stall(extractor: ContentExtractor, hostile: Uint8Array[], minMs: number): Promise<{ idle: Latency; loaded: Latency; failed: string[] }> {
-  const engine = createEngine({ storage: memoryStorage(), extractor, library: { onError: (e) => console.error('capture error', e) } });
+  // A short budget window: on a quiet machine the GET loop spends more than one budget's 10,000 requests.
+  const engine = createEngine({ storage: memoryStorage(), extractor, budgetWindowMs: 200, library: { onError: (e) => console.error('capture error', e) } });
   const handler = createApiHandler({ engine, operatorKey: 'bench-operator-key-0123456789abcdef', log: () => {} });
   const server = await listen(handler, { port: 0 });
   try {
