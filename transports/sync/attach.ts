@@ -33,6 +33,11 @@ export interface SyncOptions {
   authorizeUpgrade?: (req: IncomingMessage, documentRef: string) => SyncGrant | null | Promise<SyncGrant | null>;
   /** Peers per room; the next is refused with 503 TEMPORARILY_UNAVAILABLE. Default 100. */
   maxPeersPerRoom?: number;
+  /**
+   * Open connections of one credential (or one signed-in person) across all rooms; the next is
+   * refused with 429 RATE_LIMITED and Retry-After before the upgrade. Default 32.
+   */
+  maxConnectionsPerHolder?: number;
   /** Largest WebSocket message accepted (bytes); a larger one closes the connection (1009). Default 4 MiB. */
   maxMessageBytes?: number;
   /** The version rhythm (1 s pause, 5 s at most) and its timers. */
@@ -62,6 +67,12 @@ function escapeRegExp(s: string): string {
 function refuse(socket: Duplex, engine: Engine, error: ServiceError, extra: Record<string, string> = {}): void {
   const status = statusOf(error.code);
   const apiError: ApiError = { code: error.code, message: error.message, retryable: error.retryable };
+  if (status === 429 || status === 503) {
+    // The contract: 429 and 503 answers carry Retry-After and error.retryAfterMs.
+    const ms = error.retryAfterMs ?? 5000;
+    apiError.retryAfterMs = ms;
+    extra = { 'Retry-After': String(Math.max(1, Math.ceil(ms / 1000))), ...extra };
+  }
   if (error.requiredAction) apiError.requiredAction = error.requiredAction;
   if (error.fieldErrors?.length) apiError.fieldErrors = error.fieldErrors;
   const requestId = engine.deps.refs.requestId();
@@ -77,7 +88,7 @@ function refuse(socket: Duplex, engine: Engine, error: ServiceError, extra: Reco
   socket.end(`${head}\r\n\r\n${body}`);
 }
 
-const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 503: 'Service Unavailable', 500: 'Internal Server Error' };
+const STATUS_TEXT: Record<number, string> = { 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 429: 'Too Many Requests', 503: 'Service Unavailable', 500: 'Internal Server Error' };
 
 const notFound = () => new ServiceError('NOT_FOUND', 'No document at this address is visible to this credential.');
 
@@ -101,6 +112,15 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
   const path = new RegExp(`^${mounts}/documents/${DOCUMENT_REF}/sync/?(?:\\?.*)?$`);
   const syncLike = new RegExp(`^${mounts}/documents/[^/?]*/sync/?(?:\\?.*)?$`);
   const maxPeers = options.maxPeersPerRoom ?? 100;
+  const maxPerHolder = options.maxConnectionsPerHolder ?? 32;
+  /** Open (or opening) connections by holder: a credential, or a signed-in person's account. */
+  const held = new Map<string, number>();
+  const holderOf = (grant: SyncGrant) => grant.actor.credentialRef ?? `person:${grant.actor.accountId}`;
+  const letGo = (holder: string) => {
+    const n = (held.get(holder) ?? 1) - 1;
+    if (n <= 0) held.delete(holder);
+    else held.set(holder, n);
+  };
   const timing: SyncTiming = { ...defaultTiming, ...options.timing };
   const report = options.onError ?? ((error: unknown, ref: string) => engine.deps.reportError(error, `sync ${ref}`));
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 4 * 1024 * 1024 });
@@ -170,6 +190,7 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
 
   function connect(socket: WebSocket, room: Room, documentRef: string, grant: SyncGrant): void {
     sockets.add(socket);
+    const holder = holderOf(grant);
     const peer: Peer = { socket, actor: grant.actor, canWrite: grant.canWrite, clients: new Set() };
     socket.binaryType = 'nodebuffer';
     socket.on('message', (data: Buffer, isBinary: boolean) => {
@@ -182,6 +203,7 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
     });
     const gone = () => {
       sockets.delete(socket);
+      letGo(holder);
       if (room.leave(peer)) release(documentRef, room);
     };
     socket.on('close', gone);
@@ -207,14 +229,30 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
           retryable: true,
         });
       }
+      const holder = holderOf(grant);
+      if ((held.get(holder) ?? 0) >= maxPerHolder) {
+        throw new ServiceError('RATE_LIMITED', `This credential already has ${maxPerHolder} live co-editing connections open, the most one holder may; close one or try again later.`, {
+          retryable: true,
+          retryAfterMs: 5000,
+        });
+      }
       if (socket.destroyed) return;
+      held.set(holder, (held.get(holder) ?? 0) + 1); // counted from here; connect's close (or a failed open) lets go
+      let upgraded = false;
+      socket.once('close', () => {
+        if (!upgraded) letGo(holder); // a handshake ws refused never reaches the callback
+      });
       wss.handleUpgrade(req, socket, head, (ws) => {
+        upgraded = true;
         // The room may have been freed while the handshake ran: take the current one.
         const current = rooms.get(documentRef);
         if (current === undefined) {
           void roomFor(documentRef, grant.actor.accountId).then(
             (r) => connect(ws, r, documentRef, grant),
-            () => ws.close(1011, 'the document could not be opened'),
+            () => {
+              letGo(holder);
+              ws.close(1011, 'the document could not be opened');
+            },
           );
           return;
         }

@@ -149,7 +149,7 @@ export function plainText(blocks: readonly EditorBlock[]): string {
 }
 
 /** Try an upgrade and report the HTTP answer that refused it (status and JSON body). */
-export function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+export function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: any }> {
   return new Promise((resolve, reject) => {
     const socket = new WebSocket(url, { headers });
     socket.on('open', () => {
@@ -162,7 +162,9 @@ export function refusal(url: string, headers: Record<string, string> = {}): Prom
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null });
+        const answered = new Headers();
+        for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') answered.set(k, v);
+        resolve({ status: res.statusCode ?? 0, headers: answered, body: text ? JSON.parse(text) : null });
       });
     });
   });

@@ -183,6 +183,8 @@ test('limits: peers per room (503 before the upgrade), message size (the connect
       const full = await refusal(wsUrl(), { authorization: `Bearer ${writer}` });
       assert.is(full.status, 503);
       assert.is(full.body.error.code, 'TEMPORARILY_UNAVAILABLE');
+      assert.ok(full.headers.get('retry-after'), '503 carries Retry-After');
+      assert.is(full.body.error.retryAfterMs, 5000);
       a.awareness.setLocalStateField('user', { name: 'Ada' });
       b.awareness.setLocalStateField('user', { name: 'Bo' });
       await b.until(() => [...b.awareness.getStates().values()].some((st) => st['user']?.name === 'Ada'), "a's presence at b");
@@ -286,5 +288,27 @@ test('an editor on process A sees what an agent writes through process B (two en
     await a.close();
   }
 });
+
+test('limits: connections per credential across rooms (429 with Retry-After before the upgrade), freed when one closes', () =>
+  world(
+    async ({ writer, wsUrl }) => {
+      const a = await SyncClient.connect(wsUrl(), writer);
+      const over = await refusal(wsUrl(), { authorization: `Bearer ${writer}` });
+      assert.is(over.status, 429);
+      assert.is(over.body.error.code, 'RATE_LIMITED');
+      assert.is(over.headers.get('retry-after'), '5');
+      await a.close();
+      let b: SyncClient | null = null;
+      for (let i = 0; i < 100 && b === null; i++) {
+        b = await SyncClient.connect(wsUrl(), writer).catch(async () => {
+          await new Promise((r) => setTimeout(r, 20));
+          return null;
+        });
+      }
+      assert.ok(b, 'a connection is possible again once the first closed');
+      await b!.close();
+    },
+    { maxConnectionsPerHolder: 1 },
+  ));
 
 test.run();
