@@ -5,7 +5,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as Y from 'yjs';
-import { applyVersion, EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from './editor-fragment.ts';
+import { EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from './editor-fragment.ts';
+import { applyVersion } from './editor-merge.ts';
 
 const P = { backgroundColor: 'default', textColor: 'default', textAlignment: 'left' };
 const para = (id: string, text: string, children: EditorBlock[] = []): EditorBlock => ({

@@ -15,7 +15,8 @@ import type { Actor } from '../../src/deps.ts';
 import type { Engine } from '../../src/engine.ts';
 import { isServiceError } from '../../src/errors.ts';
 import { documentTopic } from '../../src/ports.ts';
-import { applyVersion, EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
+import { EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
+import { applyVersion } from '../../src/blocks/editor-merge.ts';
 
 /** Timers of the version rhythm; injectable for tests. */
 export interface SyncTiming {
