@@ -10,7 +10,8 @@
  * - the adapter alone: commits/s of edit-shaped batches on 1-3 storages, different documents and one
  *   hot document, serialised per document within a storage as the engine's keyed lock does
  *   (requests per edit: head reads + appends per success).
- * KW_BENCH_SECONDS sets the time per case (default 8).
+ * KW_BENCH_SECONDS sets the time per case (default 8); KW_BENCH_PG=adapter runs pgbench and the
+ * adapter-only cases alone (about a minute).
  */
 import { spawnSync } from 'node:child_process';
 import http from 'node:http';
@@ -196,6 +197,8 @@ async function storageCase(n: number, hot: boolean): Promise<CaseResult> {
       }),
     );
     latencies.sort((a, b) => a - b);
+    const sum = (k: 'conflicts' | 'retries' | 'connectionsOpened') => storages.reduce((t, s) => t + (s.stats()[k] ?? 0), 0);
+    console.log(`  adapter, ${n} storage(s), ${hot ? 'hot' : 'different documents'}: ${latencies.length} commits, ${sum('conflicts')} conflicts, ${sum('retries')} retries, ${sum('connectionsOpened')} pool connections opened`);
     return { edits: latencies.length, perSec: latencies.length / SECONDS, p50: pct(latencies, 50), p99: pct(latencies, 99), attempts };
   } finally {
     await Promise.all(storages.map((s) => s.close()));
@@ -244,11 +247,14 @@ export async function runPostgresBench(): Promise<void> {
   console.log(`\npgbench -N, 8 clients, ${SECONDS} s: ${base ? `${base.tps.toFixed(0)} tps (latency ${base.latencyMs.toFixed(2)} ms)` : 'not available'}`);
   const rows: string[][] = [['case', 'edits/s', 'vs pgbench', 'p50 ms', 'p99 ms', 'requests per edit']];
   if (base) rows.push(['pgbench -N (8 clients)', base.tps.toFixed(0), 'baseline', base.latencyMs.toFixed(2), '', '']);
-  // The engine's own ceiling on this machine: the same load on memory storage, no database.
-  const memory = await editCase(1, false, true);
-  rows.push([`1 process, memory storage, different documents (${WRITERS} writers)`, memory.perSec.toFixed(0), base ? `${((memory.perSec / base.tps) * 100).toFixed(0)}%` : '', memory.p50.toFixed(1), memory.p99.toFixed(1), '1.00']);
-  console.log(rows[rows.length - 1]!.join(' | '));
-  for (const hot of [false, true]) {
+  const adapterOnly = process.env.KW_BENCH_PG === 'adapter';
+  if (!adapterOnly) {
+    // The engine's own ceiling on this machine: the same load on memory storage, no database.
+    const memory = await editCase(1, false, true);
+    rows.push([`1 process, memory storage, different documents (${WRITERS} writers)`, memory.perSec.toFixed(0), base ? `${((memory.perSec / base.tps) * 100).toFixed(0)}%` : '', memory.p50.toFixed(1), memory.p99.toFixed(1), '1.00']);
+    console.log(rows[rows.length - 1]!.join(' | '));
+  }
+  for (const hot of adapterOnly ? [] : [false, true]) {
     for (const n of [1, 2, 3]) {
       const r = await editCase(n, hot);
       const name = `${n} process${n > 1 ? 'es' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} writers)`;
