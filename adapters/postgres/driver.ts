@@ -30,6 +30,8 @@ export interface SqlDriver {
   listen(channel: string, onNotify: (payload: string) => void, onResync: () => void): Promise<void>;
   /** Closes the pool and the LISTEN connection. */
   end(): Promise<void>;
+  /** Connections the pool opened so far (not the LISTEN connection); absent where there is no pool. */
+  connectionsOpened?(): number;
 }
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
@@ -62,6 +64,8 @@ export function pgDriver(options: PoolOptions): SqlDriver {
   const pool = new pg.Pool({ max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, ...options });
   // An idle client losing its connection emits on the pool; without a handler the process would crash.
   pool.on('error', () => {});
+  let opened = 0;
+  pool.on('connect', () => opened++);
   let ended = false;
   let listener: pg.Client | null = null;
   let retry: ReturnType<typeof setTimeout> | null = null;
@@ -107,26 +111,36 @@ export function pgDriver(options: PoolOptions): SqlDriver {
     if (again) onResync();
   }
 
+  /**
+   * Runs `fn` on one pooled connection. Afterwards the connection goes back to the pool unless it
+   * failed or is still inside a transaction (then it is ended). A statement that the server refused
+   * (a conflict's KW409, a unique violation) leaves its connection idle and fit for reuse: `pg`'s
+   * own `pool.query` ends the connection after *any* error, which cost every conflict a new
+   * connection — a backend started, authenticated and warmed up again (bench/postgres.md).
+   */
+  async function session<T>(fn: (session: SqlSession) => Promise<T>): Promise<T> {
+    const client = await pool.connect();
+    let broken: unknown = undefined;
+    // A checked-out client that loses its connection between statements emits 'error'; without a
+    // listener that would crash the process. The next statement then fails and reports it.
+    const onError = (error: unknown) => (broken = error);
+    client.on('error', onError);
+    try {
+      return await fn(client);
+    } catch (error) {
+      if (isConnectionFailure(error)) broken = error;
+      throw error;
+    } finally {
+      client.off('error', onError);
+      // 'I': idle, outside a transaction. A connection left in one ('T', or 'E' failed) is not reused.
+      if (broken === undefined && client.getTransactionStatus() !== 'I') broken = new Error('connection left inside a transaction');
+      client.release(broken === undefined ? undefined : (broken as Error));
+    }
+  }
+
   return {
-    async session(fn) {
-      const client = await pool.connect();
-      let broken: unknown = undefined;
-      // A checked-out client that loses its connection between statements emits 'error'; without a
-      // listener that would crash the process. The next statement then fails and reports it.
-      const onError = (error: unknown) => (broken = error);
-      client.on('error', onError);
-      try {
-        return await fn(client);
-      } catch (error) {
-        if (isConnectionFailure(error)) broken = error;
-        throw error;
-      } finally {
-        client.off('error', onError);
-        // A connection that failed is not given back for reuse.
-        client.release(broken === undefined ? undefined : (broken as Error));
-      }
-    },
-    query: (text, params) => pool.query(text, params) as never,
+    session,
+    query: (text, params) => session((client) => client.query(text, params) as never),
     listen: (channel, onNotify, onResync) => connectListener(channel, onNotify, onResync, false),
     async end() {
       ended = true;
@@ -136,5 +150,6 @@ export function pgDriver(options: PoolOptions): SqlDriver {
       await client?.end().catch(() => {});
       await pool.end();
     },
+    connectionsOpened: () => opened,
   };
 }

@@ -65,8 +65,16 @@ export interface SqlQuery {
 /** What a {@link PostgresStorage} counted since it opened. */
 export interface PostgresStats {
   commits: number;
+  /** Commits rejected with StorageConflictError (a precondition was false: another version, a taken key …). */
+  conflicts: number;
   /** Transactions run again after a serialization failure or deadlock. */
   retries: number;
+  /**
+   * Connections the pool opened since the storage opened (not the LISTEN connection). Stays at most
+   * the pool's size unless connections fail or sit idle past the pool's idle timeout: a conflict
+   * does not cost one.
+   */
+  connectionsOpened: number;
   /** Notifications received (of every process's commits, this one's included). */
   notificationsReceived: number;
   /** Times every listener was called because notifications may have been missed. */
@@ -364,7 +372,7 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
   /** This storage's mark in the notifications of its commits (their echo is skipped). */
   const origin = randomBytes(6).toString('hex');
   const inflight = new Set<Promise<unknown>>();
-  const stats: PostgresStats = { commits: 0, retries: 0, notificationsReceived: 0, resyncs: 0 };
+  const stats: Omit<PostgresStats, 'connectionsOpened'> = { commits: 0, conflicts: 0, retries: 0, notificationsReceived: 0, resyncs: 0 };
   let closed = false;
   let closing: Promise<void> | null = null;
   let highest = 0;
@@ -508,6 +516,10 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
         }
         return;
       } catch (error) {
+        if (error instanceof StorageConflictError) {
+          stats.conflicts++;
+          throw error;
+        }
         const code = (error as { code?: unknown }).code;
         if (code === UNIQUE_VIOLATION && statement !== null) {
           statement = null;
@@ -689,7 +701,7 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
       });
     },
 
-    stats: () => ({ ...stats }),
+    stats: () => ({ ...stats, connectionsOpened: driver.connectionsOpened?.() ?? 0 }),
 
     sql: {
       async query<R>(text: string, params?: unknown[]): Promise<SqlResult<R>> {

@@ -1,0 +1,145 @@
+/**
+ * Two storages on one database (two processes' worth: two pools, two LISTEN connections)
+ * committing at once: on different documents no commit conflicts (one attempt each), on one
+ * document the appends stay linear and gap-free, and a conflict does not cost a pooled connection
+ * (`pg`'s `pool.query` ended the connection after any error, so every conflict started a new
+ * backend: 2,229 → 204 commits/s in bench/postgres.md). No timed assertions: attempts, conflicts
+ * and connections are counted. On PGlite the two storages share one connection (printed).
+ */
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { isStorageConflict, StorageConflictError, type BatchOp } from '../../src/ports.ts';
+import { append, bytes, create, put } from '../conformance/fixtures.ts';
+import { storageHome } from './postgres-kit.ts';
+import { postgresStorage, type PostgresStorage } from './postgres-storage.ts';
+
+const home = await storageHome();
+const onServer = home.kind === 'server';
+if (!onServer) console.log(`  (two-storages on PGlite: one connection, so no races and no pool; ${home.reason})`);
+const opened: PostgresStorage[] = [];
+async function open(): Promise<PostgresStorage> {
+  const s = await home.open();
+  opened.push(s);
+  return s;
+}
+test.after.each(async () => {
+  for (const s of opened.splice(0)) await s.close().catch(() => {});
+  await home.empty();
+});
+test.after(async () => {
+  await home.dispose();
+});
+
+const WRITERS = 8;
+const EDITS = 25;
+
+/** An edit-shaped batch: the append of `version` and the claim of an idempotency-like record. */
+const edit = (ref: string, version: number, key: string, update: Uint8Array): BatchOp[] => [append(ref, version, {}, update), put('idempotency', key, { version }, null)];
+
+/** The versions and updates logged after version 1 of `ref`, as read through `s`. */
+async function logOf(s: PostgresStorage, ref: string): Promise<{ versions: number[]; updates: string[] }> {
+  const updates = (await s.loadUpdates(ref, 1))!;
+  return { versions: updates.map((u) => u.version), updates: updates.map((u) => new TextDecoder().decode(u.update)) };
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+for (const how of ['each document on one storage, its version remembered', 'each edit on the other storage, the head read first (as the engine does)'] as const) {
+  test(`two storages on different documents, ${how}: ${WRITERS} × ${EDITS} commits, one attempt each`, async () => {
+    const storages = [await open(), await open()];
+    const refs = range(0, WRITERS - 1).map((w) => `doc_${w}`);
+    for (const ref of refs) await storages[0]!.commit([create(ref)]);
+    const pinned = how.startsWith('each document');
+    let attempts = 0;
+    await Promise.all(
+      refs.map(async (ref, w) => {
+        let version = 1;
+        for (let e = 0; e < EDITS; e++) {
+          const s = storages[pinned ? w % 2 : (w + e) % 2]!;
+          if (!pinned) version = (await s.getDocumentHead(ref))!.version;
+          attempts++;
+          await s.commit(edit(ref, version + 1, `w${w}-e${e}`, bytes(`w${w}-e${e}`)));
+          version++;
+        }
+      }),
+    );
+    assert.is(attempts, WRITERS * EDITS, 'every commit succeeded at its first attempt');
+    assert.equal(storages.map((s) => s.stats().conflicts), [0, 0], 'no conflict in either storage');
+    assert.equal(storages.map((s) => s.stats().retries), [0, 0], 'no serialization failure or deadlock retried');
+    assert.is(storages[0]!.stats().commits + storages[1]!.stats().commits, WRITERS + WRITERS * EDITS);
+    for (const [w, ref] of refs.entries()) {
+      assert.is((await storages[1]!.getDocumentHead(ref))!.version, EDITS + 1);
+      assert.equal(await logOf(storages[0]!, ref), { versions: range(2, EDITS + 1), updates: range(0, EDITS - 1).map((e) => `w${w}-e${e}`) });
+    }
+  });
+}
+
+test(`two storages racing on one document: ${WRITERS} × ${EDITS} appends, versions gap-free, each acknowledged append logged once`, async () => {
+  const storages = [await open(), await open()];
+  await storages[0]!.commit([create('hot')]);
+  let attempts = 0;
+  let conflicts = 0;
+  const acknowledged: { version: number; update: string }[] = [];
+  await Promise.all(
+    range(0, WRITERS - 1).map(async (w) => {
+      const s = storages[w % 2]!;
+      for (let e = 0; e < EDITS; e++) {
+        for (let a = 0; ; a++) {
+          attempts++;
+          const version = (await s.getDocumentHead('hot'))!.version + 1;
+          const update = `w${w}-e${e}-a${a}`;
+          try {
+            await s.commit(edit('hot', version, update, bytes(update)));
+            acknowledged.push({ version, update });
+            break;
+          } catch (error) {
+            if (!isStorageConflict(error)) throw error;
+            conflicts++;
+          }
+        }
+      }
+    }),
+  );
+  const total = WRITERS * EDITS;
+  assert.is(attempts - conflicts, total);
+  assert.is(storages[0]!.stats().conflicts + storages[1]!.stats().conflicts, conflicts, 'the storages counted every conflict');
+  assert.is((await storages[1]!.getDocumentHead('hot'))!.version, total + 1);
+  const log = await logOf(storages[0]!, 'hot');
+  assert.equal(log.versions, range(2, total + 1), 'versions 2..N, no gap, no duplicate');
+  acknowledged.sort((x, y) => x.version - y.version);
+  assert.equal(acknowledged.map((a) => a.version), log.versions, 'one acknowledged append per version');
+  assert.equal(acknowledged.map((a) => a.update), log.updates, 'each version holds the append acknowledged for it');
+  if (onServer) assert.ok(storages.every((s) => s.stats().connectionsOpened <= 10), `conflicts cost no connection: ${storages.map((s) => s.stats().connectionsOpened).join(', ')} opened`);
+});
+
+test('a refused statement keeps its pooled connection: 60 conflicts on a pool of 2, one connection each way', async () => {
+  if (!onServer) return console.log('  (skipped on PGlite: no pool)');
+  const s = await postgresStorage({ url: home.url!, pool: { max: 2 } });
+  opened.push(s);
+  await s.commit([create('doc'), put('idempotency', 'taken', 1, null)]);
+  await s.commit([append('doc', 2)]);
+  const refused: BatchOp[][] = [
+    [append('doc', 2)], // stale version, one statement
+    [put('idempotency', 'taken', 2, null)], // a claim of a taken key
+    [append('doc', 2), append('doc', 3)], // two ops on one document: op by op in a transaction, rolled back
+  ];
+  for (let i = 0; i < 60; i++) {
+    const error = await s.commit(refused[i % refused.length]!).then(() => null, (e: unknown) => e);
+    assert.instance(error, StorageConflictError);
+  }
+  await s.commit([append('doc', 3)]);
+  assert.is(s.stats().conflicts, 60);
+  assert.ok(s.stats().connectionsOpened <= 2, `${s.stats().connectionsOpened} connections opened`);
+});
+
+test('a connection left inside a transaction is not given back to the pool', async () => {
+  if (!onServer) return console.log('  (skipped on PGlite: no pool)');
+  const s = await postgresStorage({ url: home.url!, pool: { max: 1 } });
+  opened.push(s);
+  await s.sql.query('BEGIN');
+  const { rows } = await s.sql.query<{ open: boolean }>('SELECT txid_current_if_assigned() IS NOT NULL OR now() <> statement_timestamp() AS open');
+  assert.is(rows[0]!.open, false, 'the next statement runs in a transaction of its own');
+  assert.is(s.stats().connectionsOpened, 2);
+});
+
+test.run();
