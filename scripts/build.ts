@@ -6,6 +6,8 @@
  *   leaves their specifiers as written).
  * - The `kw` command: app/cli.ts and everything it imports bundled by esbuild into the single file
  *   `dist/kw.mjs` with a node hashbang, which runs with plain `node` and no node_modules.
+ * - The document page's editor: src/web/editor/client.ts bundled once into `dist/editor/` (editor.js,
+ *   editor.css, content-hashed chunks) with app/editor-bundle.ts's options; `kw` serves it from there.
  *
  * Type errors are `npm run typecheck`'s to report; the build fails on what stops a correct emit
  * (configuration, syntax, declaration emit). Usage: `tsx scripts/build.ts [--outfile PATH]`.
@@ -16,6 +18,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import ts from 'typescript';
+import { editorBuildOptions } from '../app/editor-bundle.ts';
 
 const root = resolve(import.meta.dirname, '..');
 
@@ -63,6 +66,31 @@ export async function buildCli(options: BuildOptions = {}): Promise<{ outfile: s
   return { outfile, bytes: Buffer.byteLength(code) + BANNER.length + 1 };
 }
 
+/** What {@link buildEditor} wrote. */
+export interface BuiltEditor {
+  outdir: string;
+  /** File names in `outdir`, sorted. */
+  files: string[];
+  bytes: number;
+  /** Every module bundled (paths relative to the project root): the client and browser packages only. */
+  inputs: string[];
+}
+
+/**
+ * Bundle the document page's editor into `outdir` (default `dist/editor/`, beside `dist/kw.mjs`).
+ * @throws when a module other than the client's own folder and packages was bundled: the browser
+ * must never receive server code.
+ */
+export async function buildEditor(outdir = resolve(root, 'dist/editor')): Promise<BuiltEditor> {
+  await rm(outdir, { recursive: true, force: true });
+  const result = await build({ ...editorBuildOptions(), absWorkingDir: root, outdir, write: true, metafile: true, logLevel: 'warning' });
+  const inputs = Object.keys(result.metafile.inputs).sort();
+  const strays = inputs.filter((path) => !path.startsWith('src/web/editor/') && !/(^|\/)node_modules\//.test(path));
+  if (strays.length) throw new Error(`the editor bundle must hold only its client and browser packages, not ${strays.join(', ')}`);
+  const outputs = Object.entries(result.metafile.outputs);
+  return { outdir, files: outputs.map(([path]) => path.slice(path.lastIndexOf('/') + 1)).sort(), bytes: outputs.reduce((n, [, o]) => n + o.bytes, 0), inputs };
+}
+
 /** A relative `.ts` specifier in an import, export or `import()` type of a declaration file. */
 const TS_SPECIFIER = /((?:\bfrom|\bimport)\s*\(?\s*)(['"])(\.\.?\/[^'"]*?)\.ts\2/g;
 
@@ -108,13 +136,14 @@ function fail(diagnostics: readonly ts.Diagnostic[]): never {
   throw new Error(`tsc could not build the library:\n${text}`);
 }
 
-/** The whole build: empty dist/, compile the library, bundle `kw`. */
-export async function buildAll(options: Pick<BuildOptions, 'minify'> = {}): Promise<{ files: number; cli: { outfile: string; bytes: number } }> {
+/** The whole build: empty dist/, compile the library, bundle `kw` and the editor. */
+export async function buildAll(options: Pick<BuildOptions, 'minify'> = {}): Promise<{ files: number; cli: { outfile: string; bytes: number }; editor: BuiltEditor }> {
   const dist = resolve(root, 'dist');
   await rm(dist, { recursive: true, force: true });
   const files = await buildLibrary(dist);
   const cli = await buildCli(options);
-  return { files: files.length, cli };
+  const editor = await buildEditor(resolve(dist, 'editor'));
+  return { files: files.length, cli, editor };
 }
 
 function isEntryPoint(): boolean {
@@ -127,7 +156,8 @@ if (isEntryPoint()) {
     const out = await buildCli({ outfile: values.outfile, ...(values.minify === undefined ? {} : { minify: values.minify }) });
     console.log(`built ${relative(process.cwd(), out.outfile) || out.outfile} (${(out.bytes / 1024).toFixed(0)} KB)`);
   } else {
-    const { files, cli } = await buildAll(values.minify === undefined ? {} : { minify: values.minify });
-    console.log(`built dist/: ${files} library files (.js and .d.ts), ${relative(process.cwd(), cli.outfile)} (${(cli.bytes / 1024).toFixed(0)} KB)`);
+    const { files, cli, editor } = await buildAll(values.minify === undefined ? {} : { minify: values.minify });
+    const kb = (bytes: number) => `${(bytes / 1024).toFixed(0)} KB`;
+    console.log(`built dist/: ${files} library files (.js and .d.ts), ${relative(process.cwd(), cli.outfile)} (${kb(cli.bytes)}), ${relative(process.cwd(), editor.outdir)}/ (${editor.files.length} files, ${kb(editor.bytes)})`);
   }
 }

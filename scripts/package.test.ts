@@ -2,7 +2,8 @@
  * The package as a user gets it: `npm pack` (prepack runs the build), the tarball installed without
  * the network into an empty app, and there: the README quick start (TypeScript) type-checked strictly and
  * run under plain node (types stripped) with memory and lowdb storage, a strict TypeScript consumer, and
- * the installed `kw` serving the demo token.
+ * the installed `kw` serving the demo token and the prebuilt document editor (mounted in Chromium when
+ * there is one).
  * @remarks Offline: the app's dependencies come from the npm cache that `npm ci` filled (see
  * scripts/pack-app.ts). When the install still cannot work offline the tests say why and stop.
  */
@@ -15,6 +16,7 @@ import { promisify } from 'node:util';
 import ts from 'typescript';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { chromiumAvailable, launchChromium } from './chromium-kit.ts';
 import { installOffline, pack, type Packed } from './pack-app.ts';
 
 const run = promisify(execFile);
@@ -106,6 +108,65 @@ const STRICT_TSCONFIG = {
   files: ['consumer.ts', 'quick-start.ts'],
 };
 
+/** The `--json` line of `kw serve`. */
+interface Banner {
+  url: string;
+  signInUrl: string;
+  demo: { token: string };
+}
+
+/** A running installed `kw serve`. */
+interface KwServe {
+  banner: Banner;
+  stderr(): string;
+  /** SIGTERM; resolves with the exit code. */
+  stop(): Promise<number | null>;
+  /** SIGKILL (a no-op once exited). */
+  kill(): void;
+}
+
+/** Start the installed `kw serve --port 0 --json --seed demo --quiet` and read its JSON line. */
+async function startKw(): Promise<KwServe> {
+  const child = spawn(join(app, 'node_modules/.bin/kw'), ['serve', '--port', '0', '--json', '--seed', 'demo', '--quiet'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const kill = () => void child.kill('SIGKILL');
+  try {
+    const first = await Promise.race([
+      new Promise<string>((done) => createInterface({ input: child.stdout }).once('line', done)),
+      exited.then((code) => Promise.reject(new Error(`kw exited with ${code}: ${stderr}`))),
+      new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`no JSON line within 10 s: ${stderr}`)), 10_000)),
+    ]);
+    return { banner: JSON.parse(first) as Banner, stderr: () => stderr, stop: () => (child.kill('SIGTERM'), exited), kill };
+  } catch (error) {
+    kill();
+    throw error;
+  }
+}
+
+/**
+ * Sign in with `signInUrl` in headless Chromium, open the document page at `href` and wait for the
+ * BlockNote editor to be ready; resolves with the page's script errors and failed requests ('' for none).
+ */
+async function editorMounts(signInUrl: string, href: string): Promise<string> {
+  const browser = await launchChromium(join(work, 'chromium'));
+  try {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('response', (r) => {
+      if (r.status() >= 400 && new URL(r.url()).pathname !== '/favicon.ico') problems.push(`${r.status()} ${r.url()}`);
+    });
+    await page.goto(signInUrl);
+    await page.goto(href);
+    await page.locator('#editor.bn-editor[data-state="ready"] .bn-block-content').first().waitFor({ timeout: 30_000 });
+    return problems.join('\n');
+  } finally {
+    await browser.close();
+  }
+}
+
 test.before(async () => {
   work = await mkdtemp(join(tmpdir(), 'kw-pack-'));
   app = join(work, 'app');
@@ -138,7 +199,7 @@ test('the tarball holds the build, docs, README and manifest: no sources, tests,
   const strays = files.filter((f) => !/^(dist|docs)\//.test(f) && f !== 'README.md' && f !== 'package.json' && f !== 'LICENSE');
   assert.equal(strays, []);
   assert.equal(files.filter((f) => /\.test\.|-kit\.|(^|\/)(bench|scripts|fixtures|app|\.ci)\//.test(f) || (f.endsWith('.ts') && !f.endsWith('.d.ts'))), []);
-  for (const f of ['dist/kw.mjs', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/contract/index.js', 'dist/src/contract/index.d.ts', 'dist/adapters/conformance/index.js', 'dist/transports/http/index.d.ts']) {
+  for (const f of ['dist/kw.mjs', 'dist/editor/editor.js', 'dist/editor/editor.css', 'dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/contract/index.js', 'dist/src/contract/index.d.ts', 'dist/adapters/conformance/index.js', 'dist/transports/http/index.d.ts']) {
     assert.ok(files.includes(f), `${f} is packed`);
   }
 });
@@ -201,25 +262,46 @@ test('the installed kw prints its version and serves: serve --port 0 --json, GET
     (error: { code: number; stdout: string; stderr: string }) => error,
   );
   assert.equal([usage.code, usage.stdout, usage.stderr], [2, '', 'kw: unknown option --nope (see npx kw serve --help)\n']);
-  const child = spawn(kw, ['serve', '--port', '0', '--json', '--seed', 'demo', '--quiet'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const kwServe = await startKw();
   try {
-    const first = await Promise.race([
-      new Promise<string>((done) => createInterface({ input: child.stdout }).once('line', done)),
-      exited.then((code) => Promise.reject(new Error(`kw exited with ${code}: ${stderr}`))),
-      new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`no JSON line within 10 s: ${stderr}`)), 10_000)),
-    ]);
-    const banner = JSON.parse(first) as { url: string; demo: { token: string } };
-    assert.match(banner.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    const res = await fetch(`${banner.url}/api/v1/auth`, { headers: { authorization: `Bearer ${banner.demo.token}` } });
+    assert.match(kwServe.banner.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const res = await fetch(`${kwServe.banner.url}/api/v1/auth`, { headers: { authorization: `Bearer ${kwServe.banner.demo.token}` } });
     assert.is(res.status, 200);
     assert.is(((await res.json()) as { data: { label: string } }).data.label, 'Demo agent');
-    child.kill('SIGTERM');
-    assert.is(await exited, 0, stderr);
+    assert.is(await kwServe.stop(), 0, kwServe.stderr());
   } finally {
-    child.kill('SIGKILL');
+    kwServe.kill();
+  }
+});
+
+test('the installed kw serves the prebuilt editor: editor.js and its chunks as JavaScript, editor.css as CSS, and (with Chromium) the document page mounts it', async () => {
+  if (skip) return;
+  const kwServe = await startKw();
+  try {
+    const { url, demo } = kwServe.banner;
+    const asset = async (name: string) => {
+      const res = await fetch(`${url}/assets/editor/${name}`);
+      return { status: res.status, type: res.headers.get('content-type'), cache: res.headers.get('cache-control'), text: await res.text() };
+    };
+    const js = await asset('editor.js');
+    assert.equal([js.status, js.type, js.cache], [200, 'text/javascript; charset=utf-8', 'no-cache']);
+    const css = await asset('editor.css');
+    assert.equal([css.status, css.type, css.cache], [200, 'text/css; charset=utf-8', 'no-cache']);
+    assert.ok(css.text.includes('.bn-'), 'BlockNote styles');
+    const chunks = [...new Set(js.text.match(/chunk-[A-Z0-9]+\.js/g) ?? [])];
+    assert.ok(chunks.length > 0, 'editor.js imports its chunks');
+    for (const chunk of chunks) {
+      const got = await asset(chunk);
+      assert.equal([chunk, got.status, got.type, got.cache], [chunk, 200, 'text/javascript; charset=utf-8', 'public, max-age=31536000, immutable']);
+    }
+    if (chromiumAvailable('scripts/package.test.ts (the packed editor in Chromium)')) {
+      const list = await fetch(`${url}/api/v1/documents`, { headers: { authorization: `Bearer ${demo.token}` } });
+      const { data } = (await list.json()) as { data: { items: { browserHref: string }[] } };
+      assert.is(await editorMounts(kwServe.banner.signInUrl, data.items[0]!.browserHref), '');
+    }
+    assert.is(await kwServe.stop(), 0, kwServe.stderr());
+  } finally {
+    kwServe.kill();
   }
 });
 
