@@ -3,8 +3,8 @@
  * database. A y-websocket client on process A sees an agent's mutation sent to process B (LISTEN/
  * NOTIFY); a person's typing on A becomes an API version that B serves after the pause of the
  * rhythm (the default 1 s: `kw serve` has no flag for it); an agent on B holding the revision from
- * before it gets 412; versions stay gap-free; a second editor on B (its own room) and the API
- * converge with A's. Nothing here asserts a duration: every wait is a bounded poll.
+ * before it gets 412; people typing in one block on A and on B (two rooms) both keep their text;
+ * versions stay gap-free; both editors and the API converge. Nothing here asserts a duration: every wait is a bounded poll.
  * Skipped (with the reason printed) when no PostgreSQL server answers at 127.0.0.1:5432 (PGlite
  * lives in one process and cannot be shared by two).
  */
@@ -144,20 +144,31 @@ if (reason !== null) {
     await onA.until(() => textOf(onA.blocks(), ids[0]!) === 'Title after re-planning', "the re-planned write in A's editor");
     await onB.until(() => textOf(onB.blocks(), ids[0]!) === 'Title after re-planning', "the re-planned write in B's editor");
 
-    // 5. Gap-free and converged: versions 1..5 each once (asserted above), no further version from
-    // the rooms, and both editors hold what both processes serve.
+    // 5. People on both processes type in one block within one pause: each room commits its own
+    // version (versions 6 and 7, in either order); the later merges the earlier's, both texts stay.
+    onA.type(ids[1]!, 'A: ', 0);
+    onB.type(ids[1]!, ' :B', Number.MAX_SAFE_INTEGER);
+    await Promise.all([onA.roundTrip(), onB.roundTrip()]);
+    const both = 'A: agent wrote this through B :B';
+    await untilApi(b.url, token, ref, (d) => textOf(d.blocks, ids[1]!) === both, 'both people’s edits in one version on B');
+    await onA.until(() => textOf(onA.blocks(), ids[1]!) === both, "both people's edits in A's editor");
+    await onB.until(() => textOf(onB.blocks(), ids[1]!) === both, "both people's edits in B's editor");
+
+    // 6. Gap-free and converged: versions 1..7 each once, no further version from the rooms, and
+    // both editors hold what both processes serve.
     await onA.roundTrip();
     await onB.roundTrip();
     const fromA = await read(a.url, token, ref);
     const fromB = await read(b.url, token, ref);
-    assert.is(fromA.version, 5);
-    assert.is(fromB.version, 5);
+    assert.is(fromA.version, 7, "one version per room's commit");
+    assert.is(fromB.version, 7);
     assert.is(fromA.revision, fromB.revision);
     const expected = plainText(fromB.blocks);
     assert.is(plainText(fromA.blocks), expected);
     assert.is(plainText(editorBlocks(onA)), expected, "A's editor equals the API");
     assert.is(plainText(editorBlocks(onB)), expected, "B's editor equals the API");
     assert.equal(editorBlocks(onA), fromB.blocks, "A's editor holds the API's rich-json blocks");
+    assert.equal(editorBlocks(onB), fromB.blocks, "B's editor holds the API's rich-json blocks");
   });
 }
 
