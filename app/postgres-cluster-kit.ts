@@ -9,8 +9,13 @@ import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 
-/** The repository root: above this file in the sources, above the bundle's cache folder in the bench. */
+/**
+ * The repository root: the bench's KW_BENCH_ROOT (the checkout it was built from), else above this
+ * file in the sources, above the bundle's cache folder in the bench.
+ */
 function findRoot(): string {
+  const given = process.env.KW_BENCH_ROOT;
+  if (given && existsSync(join(given, 'app', 'cli.ts'))) return given;
   for (let dir = import.meta.dirname; ; dir = dirname(dir)) {
     if (existsSync(join(dir, 'app', 'cli.ts'))) return dir;
     if (dirname(dir) === dir) return resolve(import.meta.dirname, '..');

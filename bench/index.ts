@@ -28,6 +28,10 @@ if (!process.env.KW_BENCH_SERVER) {
   const at = args.indexOf('--report');
   const reportFile = at >= 0 ? args.splice(at, 2)[1] : undefined;
   if (at >= 0 && !reportFile) throw new Error('--report needs a file name, e.g. --report bench.html');
+  // `sync --storage postgres`: the co-editing bench across two kw serve processes on one database.
+  const storageAt = args.indexOf('--storage');
+  const storage = storageAt >= 0 ? args.splice(storageAt, 2)[1] : 'memory';
+  if (storage !== 'memory' && storage !== 'postgres') throw new Error('--storage takes memory or postgres (the sync part)');
   const only = args[0];
   if (!only || only === 'bundle') await runBundleBench();
   if (!only || only === 'mutations') await runMutationBench();
@@ -48,7 +52,7 @@ if (!process.env.KW_BENCH_SERVER) {
   if (only === 'pages') await runPagesBench();
   if (only === 'postgres') await runPostgresBench();
   if (only === 'fuzz') await runFuzzBench(Number(args[1] ?? 3000), Number(args[2] ?? Math.floor(Math.random() * 2 ** 31)));
-  if (!only || only === 'sync') await runSyncBench();
+  if (!only || only === 'sync') await runSyncBench({ storage });
   if (only === 'profile') await runProfileLoop(Number(args[1] ?? 10), args[2] ?? 'edit', Number(args[3] ?? 3));
   if (reportFile) {
     writeReport(reportFile);

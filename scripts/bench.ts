@@ -31,6 +31,9 @@ const profileDir = process.env.KW_BENCH_CPU_PROF;
 const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
 // The peer baseline (bench/peer) has its own packages, installed on demand; node resolves them from there.
 const peer = join(root, 'bench', 'peer');
-const env = existsSync(join(peer, 'node_modules')) ? { ...process.env, KW_BENCH_PEER: pathToFileURL(join(peer, 'peer.mjs')).href } : process.env;
+// KW_BENCH_ROOT: the checkout the bench was built from, where the `kw serve` children it starts run
+// (the bundle sits in node_modules/.cache, which a git worktree may share with another checkout).
+const env: NodeJS.ProcessEnv = { ...process.env, KW_BENCH_ROOT: root };
+if (existsSync(join(peer, 'node_modules'))) env.KW_BENCH_PEER = pathToFileURL(join(peer, 'peer.mjs')).href;
 const run = spawnSync(process.execPath, ['--expose-gc', ...profile, outfile, ...process.argv.slice(2)], { stdio: 'inherit', env });
 process.exit(run.status ?? 1);

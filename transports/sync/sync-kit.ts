@@ -115,13 +115,16 @@ export class SyncClient {
     });
   }
 
-  /** Close the connection and wait for it to end. */
+  /**
+   * Close the connection and wait for it to end. The awareness is destroyed too: its renewal
+   * interval (y-protocols, every 3 s) would otherwise keep the process alive.
+   */
   close(): Promise<void> {
-    return new Promise((resolve) => {
+    return new Promise<void>((resolve) => {
       if (this.socket.readyState === WebSocket.CLOSED) return resolve();
       this.socket.once('close', () => resolve());
       this.socket.close();
-    });
+    }).then(() => this.awareness.destroy());
   }
 }
 
