@@ -4,10 +4,13 @@
  * - API → editor: on every change notification of the document (`storage.subscribe(documentTopic)`,
  *   so a version written by another process arrives too) the new version is read and its change
  *   since the last one merged into the fragment as one Yjs update ({@link applyVersion}).
- * - editor → API: people's edits are committed as one API version (`commitEditorBlocks`, one
- *   operationRef each) once their typing pauses for `pauseMs`, and at least every `maxMs` while it
- *   goes on. A commit built on a stale revision (an agent wrote meanwhile) first merges that version
- *   into the fragment, then plans again from the merged fragment: nothing either side wrote is lost.
+ * - editor → API: each person's edits are committed as an API version of their own
+ *   (`commitEditorBlocks` as that person, one operationRef each) once *their* typing pauses for
+ *   `pauseMs`, and at least every `maxMs` while it goes on. Which blocks a person changed is read
+ *   off the Yjs transactions their updates make; while others have edits pending too, the version
+ *   holds only this person's blocks ({@link ownBlocks}), else the whole fragment. A commit built on
+ *   a stale revision (an agent wrote meanwhile) first merges that version into the fragment, then
+ *   plans again from the merged fragment: nothing either side wrote is lost.
  * @module
  */
 import * as Y from 'yjs';
@@ -17,6 +20,7 @@ import { isServiceError } from '../../src/errors.ts';
 import { documentTopic } from '../../src/ports.ts';
 import { EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
 import { applyVersion } from '../../src/blocks/editor-merge.ts';
+import { ownBlocks } from './attribution.ts';
 
 /** Timers of the version rhythm; injectable for tests. */
 export interface SyncTiming {
@@ -50,6 +54,24 @@ interface Base {
   revision: string;
 }
 
+/** One person's edits not committed yet, and their rhythm's timers. */
+interface Pending {
+  actor: Actor;
+  /** Blocks whose content or place they changed. */
+  touched: Set<string>;
+  /** Blocks they deleted (with what was inside). */
+  deleted: Set<string>;
+  /** When they last edited, in the room's order of edits. */
+  seq: number;
+  pauseTimer: unknown;
+  maxTimer: unknown;
+}
+
+/** Who holds an edit: a credential, or a signed-in person's account. */
+const holderOf = (actor: Actor) => actor.credentialRef ?? `person:${actor.accountId}`;
+
+const isContainer = (t: unknown): t is Y.XmlElement => t instanceof Y.XmlElement && t.nodeName === 'blockContainer';
+
 function idsOf(blocks: readonly EditorBlock[], out = new Set<string>()): Set<string> {
   for (const b of blocks) {
     out.add(b.id);
@@ -64,10 +86,13 @@ export class DocumentBridge {
   readonly fragment: Y.XmlFragment = this.doc.getXmlFragment(EDITOR_FRAGMENT);
   private base: Base | null = null;
   private queue: Promise<void> = Promise.resolve();
-  private dirty = false;
-  private editor: Actor | null = null;
-  private pauseTimer: unknown = null;
-  private maxTimer: unknown = null;
+  /** Pending edits by holder. */
+  private readonly pending = new Map<string, Pending>();
+  private seq = 0;
+  /** The block id of every container the fragment has held (a deleted one's id can no longer be read from it). */
+  private readonly containerIds = new WeakMap<Y.XmlElement, string>();
+  /** Who made a transaction (its origin): a person's actor, or null (the bridge, an unknown origin). */
+  private actorOf: (origin: unknown) => Actor | null = () => null;
   private unsubscribe: (() => void) | null = null;
   private closed = false;
 
@@ -90,9 +115,58 @@ export class DocumentBridge {
       this.base = base;
       const trailing: EditorBlock = { id: this.mintId(), type: 'paragraph', props: { backgroundColor: 'default', textColor: 'default', textAlignment: 'left' }, content: [], children: [] };
       this.doc.transact(() => writeFragment(this.fragment, [...base.blocks, trailing]), BRIDGE_ORIGIN);
+      for (const group of this.fragment.toArray()) if (group instanceof Y.XmlElement) this.register(group, null);
     });
     this.queue = opened.catch(() => {});
     await opened;
+    this.fragment.observeDeep((events, transaction) => this.observe(events, transaction));
+  }
+
+  /** Name who makes a transaction (the room: the peer whose update it applies). */
+  attribute(actorOf: (origin: unknown) => Actor | null): void {
+    this.actorOf = actorOf;
+  }
+
+  /** Containers added by a transaction, their ids remembered; with `touched`, each noted as changed. */
+  private register(type: Y.XmlElement, touched: Set<string> | null): void {
+    if (isContainer(type)) {
+      const id = type.getAttribute('id');
+      if (typeof id === 'string') {
+        this.containerIds.set(type, id);
+        touched?.add(id);
+      }
+    }
+    for (const child of type.toArray()) if (child instanceof Y.XmlElement) this.register(child, touched);
+  }
+
+  /** Read off a transaction the blocks it changed and deleted, and note them for the person who made it. */
+  private observe(events: Y.YEvent<any>[], transaction: Y.Transaction): void {
+    const actor = transaction.origin === BRIDGE_ORIGIN ? null : this.actorOf(transaction.origin);
+    const touched = actor === null ? null : new Set<string>();
+    const deleted = new Set<string>();
+    for (const event of events) {
+      for (const item of event.changes.added) {
+        const type = (item.content as { type?: unknown }).type;
+        if (type instanceof Y.XmlElement) this.register(type, touched);
+      }
+      if (touched === null) continue;
+      for (const item of event.changes.deleted) {
+        const type = (item.content as { type?: unknown }).type;
+        const id = type instanceof Y.XmlElement ? this.containerIds.get(type) : undefined;
+        if (id !== undefined) deleted.add(id);
+      }
+      // The block whose own content (text, props) the event changed; a blockGroup's own change is its children's.
+      const target = event.target as Y.AbstractType<any>;
+      if (target instanceof Y.XmlElement && target.nodeName === 'blockGroup') continue;
+      for (let t: Y.AbstractType<any> | null = target; t !== null; t = t.parent) {
+        if (isContainer(t)) {
+          const id = this.containerIds.get(t) ?? t.getAttribute('id');
+          if (typeof id === 'string') touched.add(id);
+          break;
+        }
+      }
+    }
+    if (actor !== null && touched !== null && (touched.size > 0 || deleted.size > 0)) this.edited(actor, touched, deleted);
   }
 
   /** The version the fragment reflects last (0 before {@link open}). */
@@ -100,40 +174,53 @@ export class DocumentBridge {
     return this.base?.version ?? 0;
   }
 
-  /** A person (`actor`) changed the fragment: (re)start the pause timer, and the max timer if idle. */
-  edited(actor: Actor): void {
+  /**
+   * A person (`actor`) changed the fragment (the blocks `touched`, the blocks `deleted`): (re)start
+   * their pause timer, and their max timer if they were idle.
+   */
+  edited(actor: Actor, touched: Iterable<string> = [], deleted: Iterable<string> = []): void {
     if (this.closed) return;
-    this.editor = actor;
-    this.dirty = true;
-    if (this.pauseTimer !== null) this.timing.clearTimer(this.pauseTimer);
-    this.pauseTimer = this.timing.setTimer(() => this.due(), this.timing.pauseMs);
-    this.maxTimer ??= this.timing.setTimer(() => this.due(), this.timing.maxMs);
+    const holder = holderOf(actor);
+    let p = this.pending.get(holder);
+    if (p === undefined) {
+      p = { actor, touched: new Set(), deleted: new Set(), seq: 0, pauseTimer: null, maxTimer: null };
+      this.pending.set(holder, p);
+    }
+    p.actor = actor;
+    p.seq = ++this.seq;
+    for (const id of touched) p.touched.add(id);
+    for (const id of deleted) p.deleted.add(id);
+    if (p.pauseTimer !== null) this.timing.clearTimer(p.pauseTimer);
+    p.pauseTimer = this.timing.setTimer(() => this.due(holder), this.timing.pauseMs);
+    p.maxTimer ??= this.timing.setTimer(() => this.due(holder), this.timing.maxMs);
   }
 
-  /** Commit pending edits now (when the last person leaves) and wait for the queue. */
+  /** Commit everyone's pending edits now (when the last person leaves), in the order they edited, and wait for the queue. */
   flush(): Promise<void> {
-    if (this.dirty) this.due();
+    for (const [holder] of [...this.pending].sort((a, b) => a[1].seq - b[1].seq)) this.due(holder);
     return this.queue;
   }
 
   /** Stop following the document (after {@link flush}). */
   close(): void {
     this.closed = true;
-    this.clearTimers();
+    for (const p of this.pending.values()) this.clearTimers(p);
     this.unsubscribe?.();
     this.unsubscribe = null;
     this.doc.destroy();
   }
 
-  private clearTimers(): void {
-    if (this.pauseTimer !== null) this.timing.clearTimer(this.pauseTimer);
-    if (this.maxTimer !== null) this.timing.clearTimer(this.maxTimer);
-    this.pauseTimer = this.maxTimer = null;
+  private clearTimers(p: Pending): void {
+    if (p.pauseTimer !== null) this.timing.clearTimer(p.pauseTimer);
+    if (p.maxTimer !== null) this.timing.clearTimer(p.maxTimer);
+    p.pauseTimer = p.maxTimer = null;
   }
 
-  private due(): void {
-    this.clearTimers();
-    this.enqueue(() => this.commit());
+  private due(holder: string): void {
+    const p = this.pending.get(holder);
+    if (p === undefined) return;
+    this.clearTimers(p);
+    this.enqueue(() => this.commit(holder));
   }
 
   private enqueue(work: () => Promise<void>): void {
@@ -165,22 +252,30 @@ export class DocumentBridge {
     return blocks;
   }
 
-  /** Commit the fragment as the next API version (nothing when it equals the current one). */
-  private async commit(): Promise<void> {
-    if (this.closed || !this.dirty || this.base === null || this.editor === null) return;
-    this.dirty = false;
-    const actor = this.editor;
+  /**
+   * Commit one person's pending edits as the next API version (nothing when they change nothing):
+   * only their blocks while others have edits pending too, else the whole fragment.
+   */
+  private async commit(holder: string): Promise<void> {
+    const p = this.pending.get(holder);
+    if (this.closed || p === undefined || this.base === null) return;
+    // Everything they edited up to now goes in (keystrokes after this start a new pending set).
+    this.clearTimers(p);
+    this.pending.delete(holder);
     for (let attempt = 1; ; attempt++) {
       const base = this.base;
+      const current = this.editorBlocks(base);
+      const others = [...this.pending.values()].some((o) => o.touched.size > 0 || o.deleted.size > 0);
+      const blocks = others ? ownBlocks(base.blocks, current, p.touched, p.deleted) : current;
       try {
-        const outcome = await this.engine.documents.commitEditorBlocks(actor, this.documentRef, {
+        const outcome = await this.engine.documents.commitEditorBlocks(p.actor, this.documentRef, {
           idempotencyKey: `sync_${this.engine.deps.ids.hex(32)}`,
           ifRevision: base.revision,
-          editorBlocks: this.editorBlocks(base),
+          editorBlocks: blocks,
         });
         if (outcome !== null && outcome.document.version > (this.base?.version ?? 0)) {
-          const blocks = (JSON.parse(outcome.document.documentJson) as { blocks: EditorBlock[] }).blocks;
-          this.base = { blocks, ids: idsOf(blocks), version: outcome.document.version, revision: outcome.document.revision };
+          const committed = (JSON.parse(outcome.document.documentJson) as { blocks: EditorBlock[] }).blocks;
+          this.base = { blocks: committed, ids: idsOf(committed), version: outcome.document.version, revision: outcome.document.revision };
         }
         return;
       } catch (error) {
@@ -189,7 +284,7 @@ export class DocumentBridge {
         await this.pull();
         if (attempt >= COMMIT_ATTEMPTS) {
           // Agents keep winning the race: try again after another pause (the edits stay pending).
-          this.edited(actor);
+          this.edited(p.actor, p.touched, p.deleted);
           return;
         }
       }

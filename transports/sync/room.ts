@@ -6,7 +6,7 @@
 import * as Y from 'yjs';
 import * as awarenessProtocol from 'y-protocols/awareness';
 import type { Actor } from '../../src/deps.ts';
-import { BRIDGE_ORIGIN, type DocumentBridge } from './bridge.ts';
+import type { DocumentBridge } from './bridge.ts';
 import { encodeMessage, MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC, MessageReader, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE } from './codec.ts';
 
 export { MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC } from './codec.ts';
@@ -41,8 +41,9 @@ export class Room {
     this.awareness.setLocalState(null);
     doc.on('update', (update: Uint8Array, origin: unknown) => {
       this.broadcast(encodeMessage([MESSAGE_SYNC, SYNC_UPDATE], update), origin as Peer | undefined);
-      if (origin !== BRIDGE_ORIGIN && this.peers.has(origin as Peer)) bridge.edited((origin as Peer).actor);
     });
+    // A peer's update is applied with the peer as its transaction's origin: the bridge notes its edits as that person's.
+    bridge.attribute((origin) => (this.peers.has(origin as Peer) ? (origin as Peer).actor : null));
     this.awareness.on('update', ({ added, updated, removed }: { added: number[]; updated: number[]; removed: number[] }, origin: unknown) => {
       const changed = [...added, ...updated, ...removed];
       const peer = origin as Peer;

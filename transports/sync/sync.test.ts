@@ -311,4 +311,33 @@ test('limits: connections per credential across rooms (429 with Retry-After befo
     { maxConnectionsPerHolder: 1 },
   ));
 
+test("each person's edits are a version of their own once they pause, while another person keeps typing", () =>
+  world(
+    async ({ s, writer, ref, ids, wsUrl }) => {
+      const other = (await s.credential({ scopes: ['document:read', 'document:write'], account: 'acct-a' })).token;
+      const a = await SyncClient.connect(wsUrl(), writer);
+      const b = await SyncClient.connect(wsUrl(), other);
+      const start = await read(s, writer, ref);
+      a.type(ids[1]!, 'from a ');
+      // b types on, every 10 ms (well inside the pause), until a's version is there.
+      let seen: Awaited<ReturnType<typeof read>> | null = null;
+      let typed = 0;
+      for (; typed < 400 && seen === null; typed++) {
+        b.type(ids[2]!, 'b');
+        await new Promise((r) => setTimeout(r, 10));
+        const now = await read(s, writer, ref);
+        if (plainText(now.blocks).includes('from a ')) seen = now;
+      }
+      assert.ok(seen !== null, "a's version came while b was still typing");
+      assert.is(seen.version, start.version + 1, "a's edit alone is the next version");
+      assert.equal(seen.blocks[2], start.blocks[2], "b's block as it was: b has not paused yet");
+      const done = await untilApi(s, writer, ref, (d) => plainText(d.blocks).includes(`${'b'.repeat(typed)}second`), "b's version after b paused");
+      assert.is(done.version, start.version + 2, "b's edits are the version after a's");
+      await b.until(() => plainText(b.blocks().slice(0, -1)) === plainText(done.blocks), 'b converged');
+      await a.close();
+      await b.close();
+    },
+    { timing: { pauseMs: 150, maxMs: 60_000 } },
+  ));
+
 test.run();
