@@ -58,7 +58,7 @@ const it = available ? test : test.skip;
 test.before(async () => {
   if (!available) return;
   browser = await launchChromium(ARTIFACTS);
-  server = await serve({ port: 0, storage: 'memory', seed: 'demo', sync: { timing: { pauseMs: 400, maxMs: 2_000 } } });
+  server = await serve({ port: 0, storage: 'memory', seed: 'demo', sync: { timing: { pauseMs: 1_500, maxMs: 6_000 } } });
 });
 
 test.after(async () => {
@@ -250,6 +250,62 @@ it('two people and an agent edit one document: the agent\'s mutation reaches bot
     await bob.close();
   }
   void s;
+});
+
+it("an agent's line break, type change and table edit land in blocks a person is typing in: the real editor keeps both, and pages and API converge", async () => {
+  const actor = { accountId: server!.localAccount, credentialRef: null, documentRef: null };
+  const cell = (text: string) => ({ type: 'tableCell', content: text ? [t(text)] : [], props: { colspan: 1, rowspan: 1, backgroundColor: 'default', textColor: 'default', textAlignment: 'left' } });
+  const blocks = [
+    { id: 'merge-lines', type: 'paragraph', props: P, content: [t('alpha beta gamma')], children: [] },
+    { id: 'merge-retype', type: 'paragraph', props: P, content: [t('Findings so far')], children: [] },
+    { id: 'merge-table', type: 'table', props: { textColor: 'default' }, content: { type: 'tableContent', columnWidths: [null, null], rows: [{ cells: [cell('A'), cell('B')] }, { cells: [cell('1'), cell('2')] }] }, children: [] },
+  ];
+  const created = await server!.engine.documents.create(actor, { idempotencyKey: 'editor-merge-create-0001', body: { v: 1, title: 'Merges' }, editorBlocks: blocks });
+  const ref = created.document.documentRef;
+  const problems: string[] = [];
+  const context = await personContext();
+  try {
+    const page = await openEditor(context, ref, problems);
+    const start = await apiDocument(ref);
+    const typeAtEnd = async (selector: string, text: string) => {
+      await page.locator(selector).click();
+      await page.keyboard.press('End');
+      await page.keyboard.type(text);
+    };
+    await typeAtEnd('[data-id="merge-lines"] [data-content-type] .bn-inline-content', ' typed');
+    await typeAtEnd('[data-id="merge-retype"] [data-content-type] .bn-inline-content', ' here');
+    await typeAtEnd('[data-id="merge-table"] tr:nth-child(2) > :nth-child(1)', 'x');
+    // The agent, on the version from before the person's typing (re-planning on 412, as the contract asks).
+    const agentEdit = async (blockId: string, block: object): Promise<number> => {
+      for (let i = 0; ; i++) {
+        const cur = await apiDocument(ref);
+        const r = await api(`/documents/${ref}/mutations`, {
+          method: 'POST',
+          headers: { 'idempotency-key': `editor-merge-${blockId}-${i}-0001`, 'service-if-revision': cur.revision },
+          body: JSON.stringify({ v: 1, intent: 'merge', mutation: { kind: 'edit', blockId, block } }),
+        });
+        if (r.status === 200) return i;
+        assert.is(r.status, 412, await r.text());
+      }
+    };
+    const replans = await agentEdit('merge-lines', { type: 'paragraph', markdown: 'alpha\nbeta gamma' });
+    await agentEdit('merge-retype', { type: 'heading', level: 2, markdown: 'Findings' });
+    await agentEdit('merge-table', { type: 'table', rows: [['A', 'B'], ['1', 'two']] });
+    // The person's typing was not a version yet when the agent wrote: its first edit went through on the old revision.
+    assert.is(replans, 0, 'the person was still within the pause');
+    const want = ['alpha\nbeta gamma typed', 'Findings here', 'A|B\n1x|two'];
+    const done = await until('both edits in the API', () => apiDocument(ref), (d) => JSON.stringify(d.blocks.map((b) => b.text)) === JSON.stringify(want));
+    assert.equal(done.blocks.map((b) => b.type), ['paragraph', 'heading', 'table']);
+    const rich = await richBlocks(ref);
+    await until('the editor equals the API', () => editorDocument(page), (b) => JSON.stringify(b) === JSON.stringify(rich));
+    // Gap-free: the agent's versions and the person's, each once.
+    const versions = (await server!.engine.deps.storage.loadUpdates(ref, start.version)) ?? [];
+    assert.equal(versions.map((u) => u.version), Array.from({ length: done.version - start.version }, (_, i) => start.version + 1 + i));
+    await page.screenshot({ path: join(ARTIFACTS, 'editor-merges.png'), fullPage: true });
+    assert.equal(problems, [], 'no script error: the editor took every merged shape');
+  } finally {
+    await context.close();
+  }
 });
 
 test.run();
