@@ -8,27 +8,16 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { recordTopic, streamTopic } from '../../src/ports.ts';
 import { eventually } from '../conformance/fixtures.ts';
-import { adminQuery, freshDatabase, storageHome } from './postgres-kit.ts';
-import { postgresStorage, type PostgresStorage } from './postgres-storage.ts';
+import { adminQuery, freshDatabase, storageHome, suiteStorages } from './postgres-kit.ts';
+import { postgresStorage } from './postgres-storage.ts';
 import { MIGRATIONS } from './schema.ts';
 import { escapeText, unescapeText } from './text-codec.ts';
 
 const home = await storageHome();
 const onServer = home.kind === 'server';
 const skip = (what: string) => console.log(`  (skipped on PGlite: ${what}; ${home.reason})`);
-const opened: PostgresStorage[] = [];
-async function open(pollMs?: number): Promise<PostgresStorage> {
-  const s = await home.open(pollMs === undefined ? {} : { pollMs });
-  opened.push(s);
-  return s;
-}
-test.after.each(async () => {
-  for (const s of opened.splice(0)) await s.close().catch(() => {});
-  await home.empty();
-});
-test.after(async () => {
-  await home.dispose();
-});
+const kit = suiteStorages(home, test);
+const open = (pollMs?: number) => kit.open(pollMs === undefined ? {} : { pollMs });
 
 test('the text escape keeps order and prefixes, and round-trips', () => {
   const words = ['', '\u0000', '\u0000\u0000', '\u0000a', '\u0001', '\u0001\u0000', '\u0002', 'a', 'a\u0000', 'a\u0000b', 'a\u0001', 'ab', '\u{1F600}'];

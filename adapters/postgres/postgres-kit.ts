@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import type { test } from 'uvu';
 import type { SqlDriver, SqlResult, SqlSession } from './driver.ts';
 import { openPostgresStorage, postgresStorage, type PostgresStorage } from './postgres-storage.ts';
 
@@ -142,4 +143,24 @@ export async function storageHome(): Promise<StorageHome & { reason: string | nu
     },
     dispose: () => db.close(),
   };
+}
+
+/**
+ * Storages of `home` for the tests of a uvu suite: every storage a test opened (or handed to
+ * `track`) is closed and the database emptied after it, and the home disposed of after the suite.
+ */
+export function suiteStorages(home: StorageHome, suite: typeof test): { open(options?: { pollMs?: number }): Promise<PostgresStorage>; track<S extends PostgresStorage>(storage: S): S } {
+  const opened: PostgresStorage[] = [];
+  suite.after.each(async () => {
+    for (const s of opened.splice(0)) await s.close().catch(() => {});
+    await home.empty();
+  });
+  suite.after(async () => {
+    await home.dispose();
+  });
+  const track = <S extends PostgresStorage>(storage: S): S => {
+    opened.push(storage);
+    return storage;
+  };
+  return { open: async (options) => track(await home.open(options)), track };
 }

@@ -10,25 +10,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isStorageConflict, StorageConflictError, type BatchOp } from '../../src/ports.ts';
 import { append, bytes, create, put } from '../conformance/fixtures.ts';
-import { storageHome } from './postgres-kit.ts';
+import { storageHome, suiteStorages } from './postgres-kit.ts';
 import { postgresStorage, type PostgresStorage } from './postgres-storage.ts';
 
 const home = await storageHome();
 const onServer = home.kind === 'server';
 if (!onServer) console.log(`  (two-storages on PGlite: one connection, so no races and no pool; ${home.reason})`);
-const opened: PostgresStorage[] = [];
-async function open(): Promise<PostgresStorage> {
-  const s = await home.open();
-  opened.push(s);
-  return s;
-}
-test.after.each(async () => {
-  for (const s of opened.splice(0)) await s.close().catch(() => {});
-  await home.empty();
-});
-test.after(async () => {
-  await home.dispose();
-});
+const { open, track } = suiteStorages(home, test);
 
 const WRITERS = 8;
 const EDITS = 25;
@@ -114,8 +102,7 @@ test(`two storages racing on one document: ${WRITERS} × ${EDITS} appends, versi
 
 test('a refused statement keeps its pooled connection: 60 conflicts on a pool of 2, one connection each way', async () => {
   if (!onServer) return console.log('  (skipped on PGlite: no pool)');
-  const s = await postgresStorage({ url: home.url!, pool: { max: 2 } });
-  opened.push(s);
+  const s = track(await postgresStorage({ url: home.url!, pool: { max: 2 } }));
   await s.commit([create('doc'), put('idempotency', 'taken', 1, null)]);
   await s.commit([append('doc', 2)]);
   const refused: BatchOp[][] = [
@@ -134,8 +121,7 @@ test('a refused statement keeps its pooled connection: 60 conflicts on a pool of
 
 test('a connection left inside a transaction is not given back to the pool', async () => {
   if (!onServer) return console.log('  (skipped on PGlite: no pool)');
-  const s = await postgresStorage({ url: home.url!, pool: { max: 1 } });
-  opened.push(s);
+  const s = track(await postgresStorage({ url: home.url!, pool: { max: 1 } }));
   await s.sql.query('BEGIN');
   const { rows } = await s.sql.query<{ open: boolean }>('SELECT txid_current_if_assigned() IS NOT NULL OR now() <> statement_timestamp() AS open');
   assert.is(rows[0]!.open, false, 'the next statement runs in a transaction of its own');
