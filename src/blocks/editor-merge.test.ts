@@ -310,4 +310,26 @@ test("property: a person's keystroke the room received survives any version an a
   );
 });
 
+test('a reorder moves the blocks around the one a person is typing in, so a keystroke still on its way lands', () => {
+  const base = [para('a', 'alpha'), para('x', 'typing here'), para('b', 'beta'), para('c', 'gamma')];
+  const next = [para('a', 'alpha'), para('b', 'beta'), para('c', 'gamma'), para('x', 'typing here')];
+  for (const busy of [true, false]) {
+    const r = replicas(base);
+    const element = ((r.fragment.get(0) as Y.XmlElement).get(1) as Y.XmlElement);
+    (contentAt(r.person, 1).get(0) as Y.XmlText).insert(11, '!'); // in flight: not yet received
+    r.room.transact(() => applyVersion(r.fragment, base, next, { busy: (id) => busy && id === 'x' }));
+    r.sync();
+    assert.equal(readFragment(r.fragment).map((b) => b.id), ['a', 'b', 'c', 'x']);
+    assert.equal(readFragment(r.person), readFragment(r.fragment));
+    const kept = (r.fragment.get(0) as Y.XmlElement).toArray().includes(element);
+    if (busy) {
+      assert.ok(kept, 'x keeps its element: b and c moved instead');
+      assert.equal(plain(r.fragment), ['alpha', 'beta', 'gamma', 'typing here!']);
+    } else {
+      assert.not.ok(kept, 'without a person in it, the one block out of order is moved');
+      assert.equal(plain(r.fragment), ['alpha', 'beta', 'gamma', 'typing here'], 'the keystroke sent into the old element is gone');
+    }
+  }
+});
+
 test.run();

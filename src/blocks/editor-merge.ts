@@ -440,28 +440,39 @@ function containers(fragment: Y.XmlFragment): Map<string, Y.XmlElement> {
   return out;
 }
 
-/** Positions (in `seq`) of a longest strictly increasing subsequence. */
-function longestIncreasing(seq: readonly number[]): Set<number> {
-  const tails: number[] = [];
-  const prev: number[] = new Array(seq.length).fill(-1);
+/** How much more keeping a block a person is typing in is worth than keeping another (see {@link movedIds}). */
+const BUSY_WEIGHT = 1000;
+
+/**
+ * Positions (in `seq`, distinct numbers from 0 to `seq.length - 1` or a subset of a range as large)
+ * of a strictly increasing subsequence of the greatest total `weight`: with weights of 1, a longest
+ * one. O(n log n) with a Fenwick tree of prefix maxima over the values.
+ */
+function heaviestIncreasing(seq: readonly number[], weight: (i: number) => number): Set<number> {
+  const size = seq.reduce((m, v) => Math.max(m, v + 1), 0);
+  const tree: { best: number; at: number }[] = Array.from({ length: size + 1 }, () => ({ best: 0, at: -1 }));
+  const best: number[] = [];
+  const prev: number[] = [];
   for (let i = 0; i < seq.length; i++) {
-    let lo = 0;
-    let hi = tails.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (seq[tails[mid]!]! < seq[i]!) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo > 0) prev[i] = tails[lo - 1]!;
-    tails[lo] = i;
+    let top = { best: 0, at: -1 };
+    for (let k = seq[i]!; k > 0; k -= k & -k) if (tree[k]!.best > top.best) top = tree[k]!;
+    best[i] = top.best + weight(i);
+    prev[i] = top.at;
+    for (let k = seq[i]! + 1; k <= size; k += k & -k) if (best[i]! > tree[k]!.best) tree[k] = { best: best[i]!, at: i };
   }
+  let end = -1;
+  for (let i = 0; i < seq.length; i++) if (end < 0 || best[i]! > best[end]!) end = i;
   const keep = new Set<number>();
-  for (let i = tails.length ? tails[tails.length - 1]! : -1; i >= 0; i = prev[i]!) keep.add(i);
+  for (let i = end; i >= 0; i = prev[i]!) keep.add(i);
   return keep;
 }
 
-/** Ids of `next`'s blocks whose place (parent, or order among the siblings they kept) changed since `base`. */
-function movedIds(base: Map<string, Placed>, next: readonly EditorBlock[]): Set<string> {
+/**
+ * Ids of `next`'s blocks whose place (parent, or order among the siblings they kept) changed since
+ * `base`: where a reorder can be told either way, the fewest blocks count as moved, a `busy` one
+ * (a person is typing in it) as a thousand.
+ */
+function movedIds(base: Map<string, Placed>, next: readonly EditorBlock[], busy: (id: string) => boolean): Set<string> {
   const moved = new Set<string>();
   const siblings = (list: readonly EditorBlock[], parent: string | null, baseList: readonly EditorBlock[]) => {
     const baseAt = new Map(baseList.map((b, i) => [b.id, i]));
@@ -472,7 +483,10 @@ function movedIds(base: Map<string, Placed>, next: readonly EditorBlock[]): Set<
       if (was.parent !== parent) moved.add(b.id);
       else stayed.push(b.id);
     }
-    const keep = longestIncreasing(stayed.map((id) => baseAt.get(id)!));
+    const keep = heaviestIncreasing(
+      stayed.map((id) => baseAt.get(id)!),
+      (i) => (busy(stayed[i]!) ? BUSY_WEIGHT : 1),
+    );
     stayed.forEach((id, i) => {
       if (!keep.has(i)) moved.add(id);
     });
@@ -481,6 +495,16 @@ function movedIds(base: Map<string, Placed>, next: readonly EditorBlock[]): Set<
   const roots = [...base.values()].filter((p) => p.parent === null).map((p) => p.block);
   siblings(next, null, roots);
   return moved;
+}
+
+/** Options of {@link applyVersion}. */
+export interface ApplyOptions {
+  /**
+   * True for a block a person has edits pending in: when the version reorders its siblings, the
+   * others are moved around it rather than it (Yjs has no move: a moved block is a new element, and
+   * keystrokes still on their way into the old one would be lost).
+   */
+  busy?: (id: string) => boolean;
 }
 
 /**
@@ -496,10 +520,10 @@ function movedIds(base: Map<string, Placed>, next: readonly EditorBlock[]): Set<
  * with its current subtree and content and put at its new place, then its change merged as above;
  * a block `next` no longer holds is deleted with its subtree.
  */
-export function applyVersion(fragment: Y.XmlFragment, base: readonly EditorBlock[], next: readonly EditorBlock[]): void {
+export function applyVersion(fragment: Y.XmlFragment, base: readonly EditorBlock[], next: readonly EditorBlock[], options: ApplyOptions = {}): void {
   const was = index(base);
   const now = index(next);
-  const moved = movedIds(was, next);
+  const moved = movedIds(was, next, options.busy ?? (() => false));
   const inFragment = containers(fragment);
   let top = fragment.toArray().find((g): g is Y.XmlElement => g instanceof Y.XmlElement && g.nodeName === 'blockGroup');
   if (top === undefined) {

@@ -240,7 +240,8 @@ export class DocumentBridge {
     const next = await this.read();
     const base = this.base;
     if (this.closed || next.version <= base.version) return;
-    this.doc.transact(() => applyVersion(this.fragment, base.blocks, next.blocks), BRIDGE_ORIGIN);
+    const busy = (id: string) => [...this.pending.values()].some((p) => p.touched.has(id));
+    this.doc.transact(() => applyVersion(this.fragment, base.blocks, next.blocks, { busy }), BRIDGE_ORIGIN);
     this.base = next;
   }
 
