@@ -4,12 +4,16 @@
  * {@link remoteStorage}, a Storage whose every call is a message. This is how several engine
  * workers share one lowdb folder.
  * @remarks Change notifications cross too: a remote `subscribe` registers the topic with the owner,
- * which forwards each notification (payload-free, as the port defines it). Errors keep their name
+ * which forwards each notification (payload-free, as the port defines it). A remote storage says it
+ * is shared (`sharedByProcesses`): the engines of several threads share it, so what one engine
+ * would count in memory (request budgets) goes through `takeCount`, run by the owner (the owner
+ * storage's own, or a compare-and-set over its records), exact across every thread. Errors keep their name
  * (`StorageConflictError` with its `opIndex`, `RangeError`, `TypeError`), so callers recognise them.
  * @module
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { StorageConflictError, type Storage } from '../../src/ports.ts';
+import { takeCountByRevision } from '../core/take-count.ts';
 
 const METHODS = [
   'getDocumentHead',
@@ -22,6 +26,7 @@ const METHODS = [
   'readStream',
   'streamHead',
   'commit',
+  'takeCount',
 ] as const;
 type Method = (typeof METHODS)[number];
 const METHOD_SET: ReadonlySet<string> = new Set(METHODS);
@@ -55,7 +60,10 @@ export function serveStorage(storage: Storage): StorageServer {
           subscriptions.get(message.topic)?.();
           subscriptions.delete(message.topic);
         } else if (message.t === 'call' && METHOD_SET.has(message.method)) {
-          const run = (storage[message.method] as (...args: unknown[]) => Promise<unknown>).apply(storage, message.args);
+          const run =
+            message.method === 'takeCount' && storage.takeCount === undefined
+              ? takeCountByRevision(storage, ...(message.args as [string, string, number, number]))
+              : (storage[message.method] as (...args: unknown[]) => Promise<unknown>).apply(storage, message.args);
           run.then(
             (value) => port1.postMessage({ t: 'ok', id: message.id, value } satisfies FromOwner),
             (e: unknown) => {
@@ -134,7 +142,7 @@ export function remoteStorage(port: MessagePort): Storage {
     promise.then(forget, forget);
     return promise;
   };
-  const storage: Record<string, unknown> = {};
+  const storage: Record<string, unknown> = { sharedByProcesses: true };
   for (const method of METHODS) storage[method] = (...args: unknown[]) => call(method, args);
   storage.subscribe = (topic: string, listener: () => void) => {
     if (closed) throw new Error('remote storage: closed');
