@@ -14,6 +14,11 @@ export interface SqlResult<R = Record<string, unknown>> {
 /** One connection, held for a transaction. */
 export interface SqlSession {
   query<R = Record<string, unknown>>(text: string, params?: unknown[]): Promise<SqlResult<R>>;
+  /**
+   * The connection is not fit for reuse (it may hold a session lock it could not release): it is
+   * ended when the session settles instead of going back to the pool. Absent where there is no pool.
+   */
+  discard?(reason: Error): void;
 }
 
 /** What the adapter needs of a database. */
@@ -125,8 +130,11 @@ export function pgDriver(options: PoolOptions): SqlDriver {
     // listener that would crash the process. The next statement then fails and reports it.
     const onError = (error: unknown) => (broken = error);
     client.on('error', onError);
+    const discard = (reason: Error) => {
+      broken ??= reason;
+    };
     try {
-      return await fn(client);
+      return await fn({ query: (text, params) => client.query(text, params) as never, discard });
     } catch (error) {
       if (isConnectionFailure(error)) broken = error;
       throw error;

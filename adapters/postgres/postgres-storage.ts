@@ -696,7 +696,13 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
         try {
           return await fn();
         } finally {
-          await s.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [`kw:${name}`]).catch(() => {});
+          // A lock this connection could not release must not go back to the pool with it: ending the connection releases it.
+          await s.query<{ unlocked: boolean }>('SELECT pg_advisory_unlock(hashtextextended($1, 0)) AS unlocked', [`kw:${name}`]).then(
+            ({ rows }) => {
+              if (rows[0]?.unlocked !== true) s.discard?.(new Error(`advisory lock kw:${name} was not held at unlock`));
+            },
+            (error: unknown) => s.discard?.(error instanceof Error ? error : new Error(String(error))),
+          );
         }
       });
     },

@@ -11,7 +11,8 @@ import * as assert from 'uvu/assert';
 import { isStorageConflict, StorageConflictError, type BatchOp } from '../../src/ports.ts';
 import { append, bytes, create, put } from '../conformance/fixtures.ts';
 import { storageHome, suiteStorages } from './postgres-kit.ts';
-import { postgresStorage, type PostgresStorage } from './postgres-storage.ts';
+import { pgDriver, type SqlDriver } from './driver.ts';
+import { openPostgresStorage, postgresStorage, type PostgresStorage } from './postgres-storage.ts';
 
 const home = await storageHome();
 const onServer = home.kind === 'server';
@@ -126,6 +127,23 @@ test('a connection left inside a transaction is not given back to the pool', asy
   const { rows } = await s.sql.query<{ open: boolean }>('SELECT txid_current_if_assigned() IS NOT NULL OR now() <> statement_timestamp() AS open');
   assert.is(rows[0]!.open, false, 'the next statement runs in a transaction of its own');
   assert.is(s.stats().connectionsOpened, 2);
+});
+
+test('an advisory lock its connection could not release is not pooled: the connection is ended, and another process takes the lock', async () => {
+  if (!onServer) return console.log('  (skipped on PGlite: no pool)');
+  const inner = pgDriver({ connectionString: home.url!, max: 1 });
+  const driver: SqlDriver = {
+    ...inner,
+    session: (fn) => inner.session((s) => fn({ ...s, query: (text, params) => (text.includes('pg_advisory_unlock') ? Promise.reject(new Error('unlock failed')) : s.query(text, params)) })),
+  };
+  const s = track(await openPostgresStorage(driver));
+  assert.is(await s.exclusive('seed', async () => 'done'), 'done', "the section's answer stands");
+  const before = s.stats().connectionsOpened;
+  await s.getRecord('c', 'k');
+  assert.is(s.stats().connectionsOpened, before + 1, 'the connection that kept the lock was ended, not reused');
+  const other = track(await postgresStorage({ url: home.url! }));
+  const taken = await Promise.race([other.exclusive('seed', async () => 'taken'), new Promise((resolve) => setTimeout(() => resolve('still held'), 10_000))]);
+  assert.is(taken, 'taken', 'the lock went with the ended connection');
 });
 
 test.run();
