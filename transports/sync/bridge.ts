@@ -88,6 +88,11 @@ export class DocumentBridge {
   private queue: Promise<void> = Promise.resolve();
   /** Pending edits by holder. */
   private readonly pending = new Map<string, Pending>();
+  /**
+   * Edits whose commit failed for good (say, a paste past the document's size limit), by holder:
+   * kept out of everyone else's versions, and tried again with the holder's next edit.
+   */
+  private readonly failed = new Map<string, { actor: Actor; touched: Set<string>; deleted: Set<string> }>();
   private seq = 0;
   /** The block id of every container the fragment has held (a deleted one's id can no longer be read from it). */
   private readonly containerIds = new WeakMap<Y.XmlElement, string>();
@@ -188,6 +193,12 @@ export class DocumentBridge {
     }
     p.actor = actor;
     p.seq = ++this.seq;
+    const earlier = this.failed.get(holder);
+    if (earlier !== undefined) {
+      this.failed.delete(holder);
+      for (const id of earlier.touched) p.touched.add(id);
+      for (const id of earlier.deleted) p.deleted.add(id);
+    }
     for (const id of touched) p.touched.add(id);
     for (const id of deleted) p.deleted.add(id);
     if (p.pauseTimer !== null) this.timing.clearTimer(p.pauseTimer);
@@ -195,8 +206,12 @@ export class DocumentBridge {
     p.maxTimer ??= this.timing.setTimer(() => this.due(holder), this.timing.maxMs);
   }
 
-  /** Commit everyone's pending edits now (when the last person leaves), in the order they edited, and wait for the queue. */
+  /**
+   * Commit everyone's pending edits now (when the last person leaves), in the order they edited,
+   * and wait for the queue; edits whose commit was refused are tried once more.
+   */
   flush(): Promise<void> {
+    for (const [, f] of [...this.failed]) this.edited(f.actor);
     for (const [holder] of [...this.pending].sort((a, b) => a[1].seq - b[1].seq)) this.due(holder);
     return this.queue;
   }
@@ -255,7 +270,9 @@ export class DocumentBridge {
 
   /**
    * Commit one person's pending edits as the next API version (nothing when they change nothing):
-   * only their blocks while others have edits pending too, else the whole fragment.
+   * only their blocks while others have edits pending (or edits that could not be committed), else
+   * the whole fragment. A commit refused for good keeps their blocks out of others' versions until
+   * they edit again.
    */
   private async commit(holder: string): Promise<void> {
     const p = this.pending.get(holder);
@@ -266,7 +283,7 @@ export class DocumentBridge {
     for (let attempt = 1; ; attempt++) {
       const base = this.base;
       const current = this.editorBlocks(base);
-      const others = [...this.pending.values()].some((o) => o.touched.size > 0 || o.deleted.size > 0);
+      const others = this.failed.size > 0 || [...this.pending.values()].some((o) => o.touched.size > 0 || o.deleted.size > 0);
       const blocks = others ? ownBlocks(base.blocks, current, p.touched, p.deleted) : current;
       try {
         const outcome = await this.engine.documents.commitEditorBlocks(p.actor, this.documentRef, {
@@ -281,6 +298,11 @@ export class DocumentBridge {
         return;
       } catch (error) {
         const stale = isServiceError(error) && error.code === 'PRECONDITION_FAILED';
+        if (!stale && !this.closed) {
+          // Refused for a passing reason (the storage away: 503): again after another pause. Else for good.
+          if (isServiceError(error) && error.retryable) this.edited(p.actor, p.touched, p.deleted);
+          else this.failed.set(holder, { actor: p.actor, touched: p.touched, deleted: p.deleted });
+        }
         if (!stale || this.closed) throw error;
         await this.pull();
         if (attempt >= COMMIT_ATTEMPTS) {

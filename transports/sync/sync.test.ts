@@ -10,7 +10,8 @@ import { startServer, type TestServer } from '../../fixtures/http-kit.ts';
 import { createEngine } from '../../src/engine.ts';
 import { attachSync, type SyncOptions, type SyncServer } from './attach.ts';
 import { encodeMessage, MESSAGE_SYNC, SYNC_UPDATE } from './codec.ts';
-import { plainText, refusal, SyncClient } from './sync-kit.ts';
+import * as Y from 'yjs';
+import { findContainer, plainText, refusal, SyncClient } from './sync-kit.ts';
 
 const key = () => randomBytes(12).toString('hex');
 
@@ -339,5 +340,36 @@ test("each person's edits are a version of their own once they pause, while anot
     },
     { timing: { pauseMs: 150, maxMs: 60_000 } },
   ));
+
+test("a person whose edits cannot become a version (past the 2 MB limit) does not keep another's from being saved", () => {
+  const errors: unknown[] = [];
+  return world(
+    async ({ s, writer, ref, ids, wsUrl }) => {
+      const other = (await s.credential({ scopes: ['document:read', 'document:write'], account: 'acct-a' })).token;
+      const a = await SyncClient.connect(wsUrl(), writer);
+      const b = await SyncClient.connect(wsUrl(), other);
+      const start = await read(s, writer, ref);
+      const paste = 'x'.repeat(2_100_000);
+      a.type(ids[1]!, paste);
+      await new Promise((r) => setTimeout(r, 50));
+      await a.roundTrip();
+      b.type(ids[2]!, 'saved ');
+      const saved = await untilApi(s, writer, ref, (d) => plainText(d.blocks).includes('saved second'), "b's version");
+      assert.not.ok(plainText(saved.blocks).includes('xxxx'), "a's paste is not in b's version");
+      assert.ok(errors.some((e) => (e as { code?: string }).code === 'CONFLICT'), "a's refused commit was reported");
+      // a removes the paste and types on: a's edits are tried again and saved.
+      const text = findContainer(a.fragment, ids[1]!)!.get(0) as Y.XmlElement;
+      a.doc.transact(() => (text.get(0) as Y.XmlText).delete(0, paste.length));
+      a.type(ids[1]!, 'fixed ');
+      const fixed = await untilApi(s, writer, ref, (d) => plainText(d.blocks).includes('fixed first'), "a's version once fixed");
+      assert.ok(plainText(fixed.blocks).includes('saved second'));
+      const updates = (await s.engine.deps.storage.loadUpdates(ref, start.version)) ?? [];
+      assert.equal(updates.map((u) => u.version), Array.from({ length: fixed.version - start.version }, (_, i) => start.version + 1 + i), 'gap-free');
+      await a.close();
+      await b.close();
+    },
+    { onError: (error) => errors.push(error) },
+  );
+});
 
 test.run();
