@@ -308,4 +308,30 @@ it("an agent's line break, type change and table edit land in blocks a person is
   }
 });
 
+it('a page whose room was freed meanwhile (everyone left, or the server restarted) loads again instead of doubling the document', async () => {
+  const actor = { accountId: server!.localAccount, credentialRef: null, documentRef: null };
+  const created = await server!.engine.documents.create(actor, { idempotencyKey: 'editor-reopen-create-0001', body: { v: 1, title: 'Reopened' }, editorBlocks: RICH_BLOCKS });
+  const ref = created.document.documentRef;
+  const problems: string[] = [];
+  const context = await personContext();
+  try {
+    const page = await openEditor(context, ref, problems);
+    const before = await apiDocument(ref);
+    await page.evaluate(() => (globalThis as unknown as { kwEditor: { provider: { disconnect(): void } } }).kwEditor.provider.disconnect());
+    await until('the room freed', async () => server!.sync.rooms.has(ref), (open) => !open);
+    const reloaded = page.waitForEvent('load');
+    await page.evaluate(() => (globalThis as unknown as { kwEditor: { provider: { connect(): void } } }).kwEditor.provider.connect());
+    await reloaded;
+    await page.locator('#editor[data-state="ready"]').waitFor({ timeout: 30_000 });
+    assert.equal(await editorDocument(page), await richBlocks(ref), 'one copy of every block');
+    await server!.sync.flush();
+    const after = await apiDocument(ref);
+    assert.is(after.version, before.version, 'nothing was committed');
+    assert.equal(after.blocks, before.blocks);
+    assert.equal(problems, [], 'no script error');
+  } finally {
+    await context.close();
+  }
+});
+
 test.run();

@@ -133,6 +133,8 @@ export interface DevServer {
   readonly browserApp: BrowserApp | null;
   /** A one-time sign-in link for the local person, made at start (null without the browser app). */
   readonly signInUrl: string | null;
+  /** Live co-editing on the server's port: its open rooms, and `flush()` of people's pending edits. */
+  readonly sync: Pick<SyncServer, 'rooms' | 'flush'>;
   /** Stop accepting, let in-flight requests finish, then close the engine (flushes storage, releases the lock). */
   close(): Promise<void>;
 }
@@ -324,6 +326,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     engine: ready,
     browserApp,
     signInUrl,
+    sync: syncServer,
     close() {
       closing ??= (async () => {
         try {

@@ -13,7 +13,7 @@ import { ServiceError, isServiceError, type ApiError } from '../../src/errors.ts
 import { statusOf } from '../../src/api/status.ts';
 import { metaJson } from '../../src/api/envelope.ts';
 import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
-import { Room, type Peer } from './room.ts';
+import { Room, StaleDocumentError, STALE_DOCUMENT_CLOSE, type Peer } from './room.ts';
 
 /** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
 export interface SyncGrant {
@@ -193,12 +193,16 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
     const holder = holderOf(grant);
     const peer: Peer = { socket, actor: grant.actor, canWrite: grant.canWrite, clients: new Set() };
     socket.binaryType = 'nodebuffer';
+    let refused = false; // closing: nothing more it sends is applied
     socket.on('message', (data: Buffer, isBinary: boolean) => {
+      if (refused) return;
       try {
         if (!isBinary) throw new Error('text frames are not part of the protocol');
         room.receive(peer, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-      } catch {
-        socket.close(1003, 'malformed message');
+      } catch (error) {
+        refused = true;
+        if (error instanceof StaleDocumentError) socket.close(STALE_DOCUMENT_CLOSE, 'stale document: connect again with an empty Y.Doc');
+        else socket.close(1003, 'malformed message');
       }
     });
     const gone = () => {

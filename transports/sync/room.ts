@@ -30,6 +30,25 @@ export interface Peer {
 
 const OPEN = 1;
 
+/**
+ * The WebSocket close code of a peer whose Y.Doc holds another copy of the document (an earlier
+ * room's, from before the room was freed or the server restarted): y-websocket's providers take a
+ * 4400-4499 close as final and do not reconnect. The peer must start over with an empty Y.Doc.
+ */
+export const STALE_DOCUMENT_CLOSE = 4409;
+
+/**
+ * A peer's sync step 1 names a Y.Doc that never synced with this room although it holds content:
+ * merging it would put a second copy of every block into the document (Yjs cannot tell that the
+ * earlier room's items and this room's are the same blocks).
+ */
+export class StaleDocumentError extends Error {
+  constructor() {
+    super('This Y.Doc holds another copy of the document (an earlier session of the room); connect again with an empty Y.Doc.');
+    this.name = 'StaleDocumentError';
+  }
+}
+
 /** The peers of one document and their shared editor doc. */
 export class Room {
   readonly peers = new Set<Peer>();
@@ -86,7 +105,12 @@ export class Room {
     if (type === MESSAGE_SYNC) {
       const sub = reader.varUint();
       if (sub === SYNC_STEP1) {
-        send(peer, encodeMessage([MESSAGE_SYNC, SYNC_STEP2], Y.encodeStateAsUpdate(this.bridge.doc, reader.varUint8Array())));
+        const vector = reader.varUint8Array();
+        // Every doc that synced with this room holds the room's own items (the fragment it wrote
+        // when it opened); a doc with content but none of them is another copy of the document.
+        const clients = Y.decodeStateVector(vector);
+        if (clients.size > 0 && !clients.has(this.bridge.doc.clientID)) throw new StaleDocumentError();
+        send(peer, encodeMessage([MESSAGE_SYNC, SYNC_STEP2], Y.encodeStateAsUpdate(this.bridge.doc, vector)));
         return;
       }
       if (sub !== SYNC_STEP2 && sub !== SYNC_UPDATE) throw new Error(`unknown sync message ${sub}`);

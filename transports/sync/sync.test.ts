@@ -3,6 +3,8 @@
  * listener on port 0, agents through HTTP.
  */
 import { randomBytes } from 'node:crypto';
+import WebSocket from 'ws';
+import { WebsocketProvider } from 'y-websocket';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
@@ -371,5 +373,61 @@ test("a person whose edits cannot become a version (past the 2 MB limit) does no
     { onError: (error) => errors.push(error) },
   );
 });
+
+/** A y-websocket provider (the browser editor's) in Node, sending `token` on the upgrade. */
+function provider(wsUrl: string, token: string, doc: Y.Doc): WebsocketProvider {
+  class Authorized extends WebSocket {
+    constructor(url: string, protocols?: string | string[]) {
+      super(url, protocols, { headers: { authorization: `Bearer ${token}` } });
+    }
+  }
+  return new WebsocketProvider(wsUrl.replace(/\/sync$/, ''), 'sync', doc, { WebSocketPolyfill: Authorized as unknown as typeof globalThis.WebSocket });
+}
+
+const synced = (p: WebsocketProvider) => new Promise<void>((resolve) => (p.synced ? resolve() : p.once('sync', () => resolve())));
+
+test('a provider reconnecting with the Y.Doc of a room since freed is refused for good (4409), never merged: no block is doubled', () =>
+  world(async ({ s, writer, ref, wsUrl, sync }) => {
+    const doc = new Y.Doc();
+    const p = provider(wsUrl(), writer, doc);
+    await synced(p);
+    const before = await read(s, writer, ref);
+    p.disconnect();
+    for (let i = 0; i < 200 && sync.rooms.size > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.is(sync.rooms.size, 0, 'the room was freed with its last peer');
+    const closed = new Promise<{ code: number; reason: string }>((resolve) => p.once('closed', (event) => resolve(event)));
+    const merged = new Promise<{ code: number; reason: string }>((resolve) => p.once('sync', () => resolve({ code: 0, reason: 'synced: merged into the new room' })));
+    p.connect(); // as after a server restart or a network drop: the same doc, a new room
+    const event = await Promise.race([closed, merged]);
+    assert.is(event.code, 4409, event.reason);
+    assert.not.ok(p.shouldConnect, 'final: the provider does not try again');
+    await sync.flush();
+    const after = await read(s, writer, ref);
+    assert.is(after.version, before.version, 'nothing was committed');
+    assert.equal(after.blocks, before.blocks);
+    // An empty Y.Doc (a reloaded page) syncs as usual.
+    const fresh = await SyncClient.connect(wsUrl(), writer);
+    assert.equal(fresh.blocks().slice(0, -1), after.blocks);
+    p.destroy();
+    await fresh.close();
+  }));
+
+test('a provider reconnecting while its room is still open keeps syncing, and what it typed offline arrives once', () =>
+  world(async ({ s, writer, ref, ids, wsUrl }) => {
+    const stays = await SyncClient.connect(wsUrl(), writer); // keeps the room open
+    const doc = new Y.Doc();
+    const p = provider(wsUrl(), writer, doc);
+    await synced(p);
+    p.disconnect();
+    const container = findContainer(doc.getXmlFragment('document-store'), ids[2]!)!;
+    doc.transact(() => ((container.get(0) as Y.XmlElement).get(0) as Y.XmlText).insert(0, 'offline '));
+    p.connect();
+    await synced(p);
+    const done = await untilApi(s, writer, ref, (d) => plainText(d.blocks).includes('offline second'), 'the offline edit as a version');
+    assert.is(done.blocks.length, 3, 'no block doubled');
+    await stays.until(() => plainText(stays.blocks().slice(0, -1)) === plainText(done.blocks), 'the other client converged');
+    p.destroy();
+    await stays.close();
+  }));
 
 test.run();

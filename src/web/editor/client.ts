@@ -42,6 +42,14 @@ export function mountEditor(host: HTMLElement): PageEditor {
   provider.on('status', ({ status: s }: { status: string }) => {
     if (status) status.textContent = s === 'connected' ? 'Editing live with everyone on this document.' : 'Reconnecting the editor…';
   });
+  // The server's room started afresh (the server restarted, or everyone had left) while this page
+  // was away: its doc is another copy of the document, which the room refuses for good (4409)
+  // rather than doubling every block. Load the page again: a new doc joins the room.
+  provider.on('closed', ({ code }: { code: number }) => {
+    if (code !== 4409) return;
+    if (status) status.textContent = 'The document was reopened on the server; loading it again (edits made while disconnected are not kept)…';
+    location.reload();
+  });
   provider.on('sync', (synced: boolean) => {
     if (!synced) return;
     if (!host.hasChildNodes()) editor.mount(host);
