@@ -13,7 +13,7 @@ import { ServiceError, isServiceError, type ApiError } from '../../src/errors.ts
 import { statusOf } from '../../src/api/status.ts';
 import { metaJson } from '../../src/api/envelope.ts';
 import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
-import { Room, StaleDocumentError, STALE_DOCUMENT_CLOSE, type Peer } from './room.ts';
+import { Room, RoomTooLargeError, StaleDocumentError, STALE_DOCUMENT_CLOSE, type Peer } from './room.ts';
 
 /** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
 export interface SyncGrant {
@@ -40,6 +40,12 @@ export interface SyncOptions {
   maxConnectionsPerHolder?: number;
   /** Largest WebSocket message accepted (bytes); a larger one closes the connection (1009). Default 4 MiB. */
   maxMessageBytes?: number;
+  /**
+   * The largest a room's live copy of a document may grow (its Y.Doc state, bytes), measured after
+   * every `maxMessageBytes` of peers' updates: past it the room closes every peer (4409) and opens
+   * again from the last version. Default 16 MiB (eight times the API's 2 MB document limit).
+   */
+  maxDocumentBytes?: number;
   /** The version rhythm (1 s pause, 5 s at most) and its timers. */
   timing?: Partial<SyncTiming>;
   /** Failed background work (a commit or a read of a room); default: the engine's error reporter. */
@@ -123,7 +129,9 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
   };
   const timing: SyncTiming = { ...defaultTiming, ...options.timing };
   const report = options.onError ?? ((error: unknown, ref: string) => engine.deps.reportError(error, `sync ${ref}`));
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 4 * 1024 * 1024 });
+  const maxMessageBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
+  const maxDocumentBytes = options.maxDocumentBytes ?? 16 * 1024 * 1024;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
   const rooms = new Map<string, Room>();
   /** Rooms being opened (their first version read), by documentRef. */
   const opening = new Map<string, Promise<Room>>();
@@ -158,7 +166,7 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
       const bridge = new DocumentBridge(engine, documentRef, reader, timing, engine.deps.refs.blockId, (e) => report(e, documentRef));
       pending = bridge.open().then(
         () => {
-          const room = new Room(bridge);
+          const room = new Room(bridge, maxDocumentBytes, maxMessageBytes);
           rooms.set(documentRef, room);
           opening.delete(documentRef);
           return room;
@@ -201,7 +209,11 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
         room.receive(peer, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       } catch (error) {
         refused = true;
-        if (error instanceof StaleDocumentError) socket.close(STALE_DOCUMENT_CLOSE, 'stale document: connect again with an empty Y.Doc');
+        if (error instanceof RoomTooLargeError) {
+          // Every peer holds the oversized copy: all start over from the last version (their pages reload).
+          report(error, documentRef);
+          for (const p of [...room.peers]) p.socket.close(STALE_DOCUMENT_CLOSE, 'the document grew too large: open it again');
+        } else if (error instanceof StaleDocumentError) socket.close(STALE_DOCUMENT_CLOSE, 'stale document: connect again with an empty Y.Doc');
         else socket.close(1003, 'malformed message');
       }
     });

@@ -15,6 +15,7 @@ export { MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC 
 export interface PeerSocket {
   readonly readyState: number;
   send(data: Uint8Array, callback: (error?: Error) => void): void;
+  close(code: number, reason: string): void;
   terminate(): void;
 }
 
@@ -42,6 +43,17 @@ export const STALE_DOCUMENT_CLOSE = 4409;
  * merging it would put a second copy of every block into the document (Yjs cannot tell that the
  * earlier room's items and this room's are the same blocks).
  */
+/**
+ * The room's Y.Doc grew past its bound (far past anything the API could commit): the room is
+ * closed, every peer with {@link STALE_DOCUMENT_CLOSE}, so that it opens again from the last version.
+ */
+export class RoomTooLargeError extends Error {
+  constructor(readonly bytes: number, readonly limit: number) {
+    super(`The document's live copy grew to ${bytes} bytes, past the ${limit} a room holds; it opens again from the last version.`);
+    this.name = 'RoomTooLargeError';
+  }
+}
+
 export class StaleDocumentError extends Error {
   constructor() {
     super('This Y.Doc holds another copy of the document (an earlier session of the room); connect again with an empty Y.Doc.');
@@ -53,8 +65,18 @@ export class StaleDocumentError extends Error {
 export class Room {
   readonly peers = new Set<Peer>();
   readonly awareness: awarenessProtocol.Awareness;
+  /** Update bytes applied since the doc's size was last measured. */
+  private unmeasured = 0;
 
-  constructor(readonly bridge: DocumentBridge) {
+  /**
+   * @param maxDocumentBytes the largest the doc may grow (its state as one update), measured each
+   * time `measureEvery` more bytes of peers' updates were applied.
+   */
+  constructor(
+    readonly bridge: DocumentBridge,
+    private readonly maxDocumentBytes = 16 * 1024 * 1024,
+    private readonly measureEvery = 4 * 1024 * 1024,
+  ) {
     const doc = bridge.doc;
     this.awareness = new awarenessProtocol.Awareness(doc);
     this.awareness.setLocalState(null);
@@ -117,6 +139,12 @@ export class Room {
       const update = reader.varUint8Array();
       if (!peer.canWrite) return; // read-only: its edits are dropped
       Y.applyUpdate(this.bridge.doc, update, peer);
+      this.unmeasured += update.byteLength;
+      if (this.unmeasured >= this.measureEvery) {
+        this.unmeasured = 0;
+        const bytes = Y.encodeStateAsUpdate(this.bridge.doc).byteLength;
+        if (bytes > this.maxDocumentBytes) throw new RoomTooLargeError(bytes, this.maxDocumentBytes);
+      }
       return;
     }
     if (type === MESSAGE_AWARENESS) {

@@ -430,4 +430,30 @@ test('a provider reconnecting while its room is still open keeps syncing, and wh
     await stays.close();
   }));
 
+test('a room whose live copy grows past its bound closes every peer (4409) and opens again from the last version; the others\' edits are saved', () => {
+  const errors: unknown[] = [];
+  return world(
+    async ({ s, writer, ref, ids, wsUrl, sync }) => {
+      const other = (await s.credential({ scopes: ['document:read', 'document:write'], account: 'acct-a' })).token;
+      const a = await SyncClient.connect(wsUrl(), writer);
+      const b = await SyncClient.connect(wsUrl(), other);
+      const closes = [a, b].map((c) => new Promise<number>((resolve) => c.socket.once('close', (code: number) => resolve(code))));
+      b.type(ids[2]!, 'kept ');
+      await b.roundTrip();
+      for (let i = 0; i < 10; i++) a.type(ids[1]!, 'y'.repeat(10_000)); // 100 KB, in messages under the 16 KiB limit
+      assert.equal(await Promise.all(closes), [4409, 4409], 'both peers told to open the document again');
+      assert.ok(errors.some((e) => (e as Error).name === 'RoomTooLargeError'), 'reported');
+      for (let i = 0; i < 200 && sync.rooms.size > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.is(sync.rooms.size, 0, 'the room was freed');
+      const after = await read(s, writer, ref);
+      assert.match(plainText(after.blocks), 'kept second', "b's edit was saved when the room closed");
+      // (a's 100 KB is within the API's 2 MB, so it is saved too; the default bound, 16 MiB, is past anything the API takes.)
+      const fresh = await SyncClient.connect(wsUrl(), writer);
+      assert.equal(fresh.blocks().slice(0, -1), after.blocks, 'a new room from the last version');
+      await fresh.close();
+    },
+    { maxDocumentBytes: 64 * 1024, maxMessageBytes: 16 * 1024, onError: (error) => errors.push(error) },
+  );
+});
+
 test.run();
