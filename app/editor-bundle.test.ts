@@ -77,7 +77,7 @@ test('in a clone the editor is bundled from source (no prebuilt folder beside ap
     assert.match(text(fromDisk, 'editor.js'), /\.\/chunk-[A-Z0-9]+\.js/);
 
     const ours = built.inputs.filter((p) => !/(^|\/)node_modules\//.test(p));
-    assert.equal(ours, ['src/web/editor/client.ts'], 'no module of the server');
+    assert.equal(ours, ['src/web/editor/client.ts', 'src/web/editor/protocol.ts'], 'no module of the server: the client and the constants it shares with the rooms');
     const packages = built.inputs.filter((p) => SERVER_PACKAGES.some((name) => p.includes(`node_modules/${name}/`)) || p.startsWith('node:'));
     assert.equal(packages, [], 'no server package or node built-in');
     assert.ok(built.inputs.some((p) => p.includes('node_modules/@blocknote/core/')));

@@ -136,6 +136,13 @@ async function richBlocks(ref: string): Promise<AnyBlock[]> {
   return body.data.document.blocks;
 }
 
+/** A document of `blocks` (BlockNote JSON), made in-process as the local person; its documentRef. */
+async function documentOf(title: string, blocks: readonly object[]): Promise<string> {
+  const actor = { accountId: server!.localAccount, credentialRef: null, documentRef: null };
+  const key = `editor-${title.toLowerCase().replace(/[^a-z]+/g, '-')}-create-0001`;
+  return (await server!.engine.documents.create(actor, { idempotencyKey: key, body: { v: 1, title }, editorBlocks: blocks })).document.documentRef;
+}
+
 const P = { backgroundColor: 'default', textColor: 'default', textAlignment: 'left' };
 const t = (text: string, styles: Record<string, unknown> = {}) => ({ type: 'text', text, styles });
 /** Marks, colours, nesting and the list and quote types, as a BlockNote editor holds them. */
@@ -174,9 +181,7 @@ it('a real BlockNote editor joins a document: its editor.document is the API\'s 
     });
     console.log(`app/editor.test.ts: document page ${JSON.stringify(timing)} ms`);
 
-    const actor = { accountId: server!.localAccount, credentialRef: null, documentRef: null };
-    const created = await server!.engine.documents.create(actor, { idempotencyKey: 'editor-rich-create-0001', body: { v: 1, title: 'Rich' }, editorBlocks: RICH_BLOCKS });
-    const richRef = created.document.documentRef;
+    const richRef = await documentOf('Rich', RICH_BLOCKS);
     const richPage = await openEditor(context, richRef, problems);
     assert.equal(await editorDocument(richPage), await richBlocks(richRef), 'marks, colours, alignment, nesting, lists and quote');
     assert.equal(await editorDocument(richPage), RICH_BLOCKS);
@@ -253,15 +258,13 @@ it('two people and an agent edit one document: the agent\'s mutation reaches bot
 });
 
 it("an agent's line break, type change and table edit land in blocks a person is typing in: the real editor keeps both, and pages and API converge", async () => {
-  const actor = { accountId: server!.localAccount, credentialRef: null, documentRef: null };
   const cell = (text: string) => ({ type: 'tableCell', content: text ? [t(text)] : [], props: { colspan: 1, rowspan: 1, backgroundColor: 'default', textColor: 'default', textAlignment: 'left' } });
   const blocks = [
     { id: 'merge-lines', type: 'paragraph', props: P, content: [t('alpha beta gamma')], children: [] },
     { id: 'merge-retype', type: 'paragraph', props: P, content: [t('Findings so far')], children: [] },
     { id: 'merge-table', type: 'table', props: { textColor: 'default' }, content: { type: 'tableContent', columnWidths: [null, null], rows: [{ cells: [cell('A'), cell('B')] }, { cells: [cell('1'), cell('2')] }] }, children: [] },
   ];
-  const created = await server!.engine.documents.create(actor, { idempotencyKey: 'editor-merge-create-0001', body: { v: 1, title: 'Merges' }, editorBlocks: blocks });
-  const ref = created.document.documentRef;
+  const ref = await documentOf('Merges', blocks);
   const problems: string[] = [];
   const context = await personContext();
   try {
@@ -309,9 +312,7 @@ it("an agent's line break, type change and table edit land in blocks a person is
 });
 
 it('a page whose room was freed meanwhile (everyone left, or the server restarted) loads again instead of doubling the document', async () => {
-  const actor = { accountId: server!.localAccount, credentialRef: null, documentRef: null };
-  const created = await server!.engine.documents.create(actor, { idempotencyKey: 'editor-reopen-create-0001', body: { v: 1, title: 'Reopened' }, editorBlocks: RICH_BLOCKS });
-  const ref = created.document.documentRef;
+  const ref = await documentOf('Reopened', RICH_BLOCKS);
   const problems: string[] = [];
   const context = await personContext();
   try {

@@ -20,8 +20,7 @@
  */
 import * as Y from 'yjs';
 
-/** The fragment a BlockNote editor collaborates on (its `collaboration.fragment`). */
-export const EDITOR_FRAGMENT = 'document-store';
+export { EDITOR_FRAGMENT } from '../web/editor/protocol.ts';
 
 /** A JSON object. */
 export type Json = Record<string, unknown>;

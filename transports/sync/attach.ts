@@ -13,7 +13,8 @@ import { ServiceError, isServiceError, type ApiError } from '../../src/errors.ts
 import { statusOf } from '../../src/api/status.ts';
 import { metaJson } from '../../src/api/envelope.ts';
 import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
-import { Room, RoomTooLargeError, StaleDocumentError, STALE_DOCUMENT_CLOSE, type Peer } from './room.ts';
+import { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
+import { Room, RoomTooLargeError, StaleDocumentError, type Peer } from './room.ts';
 
 /** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
 export interface SyncGrant {
@@ -167,6 +168,7 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
       pending = bridge.open().then(
         () => {
           const room = new Room(bridge, maxDocumentBytes, maxMessageBytes);
+          bridge.whenBroken((error) => reset(documentRef, room, error));
           rooms.set(documentRef, room);
           opening.delete(documentRef);
           return room;
@@ -180,6 +182,16 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
       opening.set(documentRef, pending);
     }
     return pending;
+  }
+
+  /**
+   * The room's copy can no longer be kept (grown past its bound, nested past what the editor
+   * holds): every peer is closed with 4409 and starts over; the room is freed as they leave (what
+   * can be committed is, first) and opens again from the last version.
+   */
+  function reset(documentRef: string, room: Room, error: Error): void {
+    report(error, documentRef);
+    for (const p of [...room.peers]) p.socket.close(STALE_DOCUMENT_CLOSE, 'the live copy had to be reset: open the document again');
   }
 
   function release(documentRef: string, room: Room): void {
@@ -209,11 +221,8 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
         room.receive(peer, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
       } catch (error) {
         refused = true;
-        if (error instanceof RoomTooLargeError) {
-          // Every peer holds the oversized copy: all start over from the last version (their pages reload).
-          report(error, documentRef);
-          for (const p of [...room.peers]) p.socket.close(STALE_DOCUMENT_CLOSE, 'the document grew too large: open it again');
-        } else if (error instanceof StaleDocumentError) socket.close(STALE_DOCUMENT_CLOSE, 'stale document: connect again with an empty Y.Doc');
+        if (error instanceof RoomTooLargeError) reset(documentRef, room, error);
+        else if (error instanceof StaleDocumentError) socket.close(STALE_DOCUMENT_CLOSE, 'stale document: connect again with an empty Y.Doc');
         else socket.close(1003, 'malformed message');
       }
     });

@@ -4,6 +4,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import * as fc from 'fast-check';
 import type { EditorBlock } from '../../src/blocks/editor-fragment.ts';
 import { ownBlocks } from './attribution.ts';
 
@@ -63,6 +64,34 @@ test('two people moving blocks into each other: the whole editor state is answer
   // Another person moved c out to the root (pending); this person moved a under c.
   const current = [b('c', 'child', [b('a', 'alpha')])];
   assert.is(own(base, current, ['a']), 'c:child[a:alpha]');
+});
+
+/** A random tree over some of the ids a-h (each once): each block under an earlier one or at the root. */
+const tree = fc
+  .tuple(fc.shuffledSubarray(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']), fc.array(fc.nat(7), { minLength: 8, maxLength: 8 }))
+  .map(([ids, parents]) => {
+    const roots: EditorBlock[] = [];
+    const made: EditorBlock[] = [];
+    ids.forEach((id, i) => {
+      const block = b(id, id);
+      const p = i === 0 ? undefined : made[parents[i]! % i];
+      (p !== undefined && parents[i]! % 2 === 0 ? p.children : roots).push(block);
+      made.push(block);
+    });
+    return roots;
+  });
+const idsIn = (blocks: readonly EditorBlock[]): string[] => blocks.flatMap((x) => [x.id, ...idsIn(x.children)]);
+
+test('property: nothing touched gives the base; everything touched and deleted gives the editor; every block once', () => {
+  fc.assert(
+    fc.property(tree, tree, fc.subarray(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h']), (base, current, some) => {
+      assert.is(outline(ownBlocks(base, current, new Set(), new Set())), outline(base));
+      assert.is(outline(ownBlocks(base, current, new Set(idsIn(current)), new Set(idsIn(base)))), outline(current));
+      const mixed = idsIn(ownBlocks(base, current, new Set(some), new Set(some)));
+      assert.is(new Set(mixed).size, mixed.length, 'no block twice');
+    }),
+    { numRuns: 500, seed: 22 },
+  );
 });
 
 test.run();

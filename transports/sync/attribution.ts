@@ -6,21 +6,7 @@
  */
 import type { EditorBlock } from '../../src/blocks/editor-fragment.ts';
 
-interface Node {
-  /** The block's own fields (its `children` are ignored: see {@link Node.children}). */
-  block: EditorBlock;
-  parent: string | null;
-  children: string[];
-}
-
-interface Placed {
-  block: EditorBlock;
-  parent: string | null;
-  siblings: readonly EditorBlock[];
-  index: number;
-}
-
-/** A block placed under a parent that lies inside it: the mix of two people's moves has a cycle. */
+/** A block put inside itself by the mix of two people's moves. */
 class Cycle extends Error {}
 
 /**
@@ -42,100 +28,80 @@ export function ownBlocks(base: readonly EditorBlock[], current: readonly Editor
 }
 
 function mix(base: readonly EditorBlock[], current: readonly EditorBlock[], touched: ReadonlySet<string>, deleted: ReadonlySet<string>): EditorBlock[] {
-  const nodes = new Map<string, Node>();
-  const roots: string[] = [];
-  const kids = (parent: string | null) => (parent === null ? roots : nodes.get(parent)!.children);
+  // The base tree and the editor's, each as parent and children by id (null: the root).
+  const baseBlock = new Map<string, EditorBlock>();
   const baseParent = new Map<string, string | null>();
-  const load = (list: readonly EditorBlock[], parent: string | null) => {
+  const baseKids = new Map<string | null, string[]>();
+  const nowBlock = new Map<string, EditorBlock>();
+  const nowParent = new Map<string, string | null>();
+  const nowKids = new Map<string | null, string[]>();
+  const load = (list: readonly EditorBlock[], parent: string | null, block: Map<string, EditorBlock>, parents: Map<string, string | null>, kids: Map<string | null, string[]>) => {
+    kids.set(parent, list.map((b) => b.id));
     for (const b of list) {
-      nodes.set(b.id, { block: b, parent, children: [] });
-      baseParent.set(b.id, parent);
-      kids(parent).push(b.id);
-      load(b.children, b.id);
+      block.set(b.id, b);
+      parents.set(b.id, parent);
+      load(b.children, b.id, block, parents, kids);
     }
   };
-  load(base, null);
-
-  const now = new Map<string, Placed>();
-  const order: string[] = [];
-  const index = (list: readonly EditorBlock[], parent: string | null) => {
-    list.forEach((block, i) => {
-      now.set(block.id, { block, parent, siblings: list, index: i });
-      order.push(block.id);
-      index(block.children, block.id);
-    });
-  };
-  index(current, null);
+  load(base, null, baseBlock, baseParent, baseKids);
+  load(current, null, nowBlock, nowParent, nowKids);
 
   // The blocks taken from the editor: the touched ones, and new ancestors they sit in.
   const take = new Set<string>();
   for (const id of touched) {
-    if (!now.has(id)) continue;
+    if (!nowBlock.has(id)) continue;
     take.add(id);
-    for (let p = now.get(id)!.parent; p !== null && !nodes.has(p) && !take.has(p); p = now.get(p)!.parent) take.add(p);
+    for (let p = nowParent.get(id)!; p !== null && !baseBlock.has(p) && !take.has(p); p = nowParent.get(p)!) take.add(p);
   }
-  const detach = (id: string) => {
-    const node = nodes.get(id);
-    if (node === undefined) return;
-    const list = kids(node.parent);
-    const at = list.indexOf(id);
-    if (at >= 0) list.splice(at, 1);
-  };
-  const inside = (parent: string | null, id: string) => {
-    for (let p = parent; p !== null; p = nodes.get(p)?.parent ?? null) if (p === id) return true;
-    return false;
-  };
-  for (const id of order) {
-    if (!take.has(id)) continue;
-    const { block, parent, siblings, index: i } = now.get(id)!;
-    if (inside(parent, id)) throw new Cycle();
-    detach(id);
-    const node = nodes.get(id) ?? { block, parent, children: [] };
-    node.block = block;
-    node.parent = parent;
-    nodes.set(id, node);
-    const list = kids(parent);
-    let at = 0;
-    for (let k = i - 1; k >= 0; k--) {
-      const pos = list.indexOf(siblings[k]!.id);
-      if (pos >= 0) {
-        at = pos + 1;
-        break;
-      }
+  /** A block's parent in the mix: the editor's for a taken block, the base's for the others. */
+  const parentOf = (id: string) => (take.has(id) ? nowParent.get(id)! : (baseParent.get(id) ?? null));
+  for (const id of take) {
+    let steps = 0;
+    for (let p = parentOf(id); p !== null; p = parentOf(p)) if (p === id || ++steps > baseBlock.size + take.size) throw new Cycle();
+  }
+
+  /**
+   * The children of `parent` in the mix: its base children that stay (in base order), each taken
+   * block right after the nearest preceding sibling (in the editor) that the mix has there.
+   */
+  const after = (parent: string | null): string[] => {
+    const anchored = new Map<string | null, string[]>();
+    let last: string | null = null;
+    for (const id of nowKids.get(parent) ?? []) {
+      if (take.has(id)) {
+        const list = anchored.get(last) ?? [];
+        list.push(id);
+        anchored.set(last, list);
+        last = id;
+      } else if (baseParent.get(id) === parent && baseBlock.has(id)) last = id;
     }
-    list.splice(at, 0, id);
-  }
+    // Each id, then what is anchored after it, depth first (a stack: a run of taken blocks chains).
+    const out: string[] = [];
+    const emit = (first: string) => {
+      const stack = [first];
+      while (stack.length > 0) {
+        const id = stack.pop()!;
+        out.push(id);
+        const next = anchored.get(id);
+        if (next !== undefined) for (let i = next.length - 1; i >= 0; i--) stack.push(next[i]!);
+      }
+    };
+    for (const id of anchored.get(null) ?? []) emit(id);
+    for (const id of baseKids.get(parent) ?? []) if (!take.has(id)) emit(id);
+    return out;
+  };
 
   // This person's deletions: a block of the base under (or at) one they deleted, gone from the editor.
   const deletedByThem = (id: string) => {
+    if (nowBlock.has(id)) return false;
     for (let p: string | null | undefined = id; p !== null && p !== undefined; p = baseParent.get(p)) if (deleted.has(p)) return true;
     return false;
   };
-  /** The node's descendants the editor still holds (lifted into its place when it goes); the rest go with it. */
-  const survivors = (id: string): string[] => {
-    const out: string[] = [];
-    for (const c of nodes.get(id)!.children) {
-      if (now.has(c)) out.push(c);
-      else {
-        out.push(...survivors(c));
-        nodes.delete(c);
-      }
-    }
-    return out;
+  /** A block of the mix with its subtree; a deleted one gives way to its descendants the editor still holds. */
+  const build = (id: string): EditorBlock[] => {
+    const children = after(id).flatMap(build);
+    if (deletedByThem(id)) return children;
+    return [{ ...(take.has(id) ? nowBlock.get(id)! : baseBlock.get(id)!), children }];
   };
-  for (const id of [...baseParent.keys()]) {
-    if (now.has(id) || !nodes.has(id) || !deletedByThem(id)) continue;
-    const node = nodes.get(id)!;
-    const list = kids(node.parent);
-    const lifted = survivors(id);
-    for (const c of lifted) nodes.get(c)!.parent = node.parent;
-    list.splice(list.indexOf(id), 1, ...lifted);
-    nodes.delete(id);
-  }
-
-  const build = (id: string): EditorBlock => {
-    const node = nodes.get(id)!;
-    return { ...node.block, children: node.children.map(build) };
-  };
-  return roots.map(build);
+  return after(null).flatMap(build);
 }

@@ -16,7 +16,8 @@
 import * as Y from 'yjs';
 import type { Actor } from '../../src/deps.ts';
 import type { Engine } from '../../src/engine.ts';
-import { isServiceError } from '../../src/errors.ts';
+import { isServiceError, ServiceError } from '../../src/errors.ts';
+import { MAX_IMPORT_DEPTH } from '../../src/blocks/blocknote-import.ts';
 import { documentTopic } from '../../src/ports.ts';
 import { EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
 import { applyVersion } from '../../src/blocks/editor-merge.ts';
@@ -50,6 +51,8 @@ const COMMIT_ATTEMPTS = 8;
 interface Base {
   blocks: EditorBlock[];
   ids: Set<string>;
+  /** Levels of nesting (1: root blocks only; 0: no block). */
+  depth: number;
   version: number;
   revision: string;
 }
@@ -72,13 +75,25 @@ const holderOf = (actor: Actor) => actor.credentialRef ?? `person:${actor.accoun
 
 const isContainer = (t: unknown): t is Y.XmlElement => t instanceof Y.XmlElement && t.nodeName === 'blockContainer';
 
-function idsOf(blocks: readonly EditorBlock[], out = new Set<string>()): Set<string> {
-  for (const b of blocks) {
-    out.add(b.id);
-    idsOf(b.children, out);
+/** The ids of a block tree and how deeply it nests (without recursion: the API allows deep trees). */
+function shapeOf(blocks: readonly EditorBlock[]): { ids: Set<string>; depth: number } {
+  const ids = new Set<string>();
+  let depth = 0;
+  const stack: [readonly EditorBlock[], number][] = [[blocks, 1]];
+  while (stack.length > 0) {
+    const [list, level] = stack.pop()!;
+    for (const b of list) {
+      ids.add(b.id);
+      if (level > depth) depth = level;
+      if (b.children.length) stack.push([b.children, level + 1]);
+    }
   }
-  return out;
+  return { ids, depth };
 }
+
+/** Nesting beyond what a person's edits could be committed at (the editor import's bound). */
+const tooDeep = (depth: number) =>
+  new ServiceError('CONFLICT', `This document nests blocks ${depth} levels deep; the live editor holds at most ${MAX_IMPORT_DEPTH}. Edit it through the API.`);
 
 /** The editor doc of one open document and its two-way sync with the API. */
 export class DocumentBridge {
@@ -98,6 +113,8 @@ export class DocumentBridge {
   private readonly containerIds = new WeakMap<Y.XmlElement, string>();
   /** Who made a transaction (its origin): a person's actor, or null (the bridge, an unknown origin). */
   private actorOf: (origin: unknown) => Actor | null = () => null;
+  /** Told when the room's copy can no longer be kept in step (then every peer starts over). */
+  private onBroken: (error: Error) => void = () => {};
   private unsubscribe: (() => void) | null = null;
   private closed = false;
 
@@ -117,6 +134,7 @@ export class DocumentBridge {
     this.unsubscribe = this.engine.deps.storage.subscribe(documentTopic(this.documentRef), () => this.enqueue(() => this.pull()));
     const opened = this.queue.then(async () => {
       const base = await this.read();
+      if (base.depth > MAX_IMPORT_DEPTH) throw tooDeep(base.depth);
       this.base = base;
       const trailing: EditorBlock = { id: this.mintId(), type: 'paragraph', props: { backgroundColor: 'default', textColor: 'default', textAlignment: 'left' }, content: [], children: [] };
       this.doc.transact(() => writeFragment(this.fragment, [...base.blocks, trailing]), BRIDGE_ORIGIN);
@@ -132,16 +150,35 @@ export class DocumentBridge {
     this.actorOf = actorOf;
   }
 
-  /** Containers added by a transaction, their ids remembered; with `touched`, each noted as changed. */
-  private register(type: Y.XmlElement, touched: Set<string> | null): void {
-    if (isContainer(type)) {
-      const id = type.getAttribute('id');
-      if (typeof id === 'string') {
-        this.containerIds.set(type, id);
-        touched?.add(id);
+  /** Be told when the room's copy can no longer be kept in step with the API (then every peer starts over). */
+  whenBroken(onBroken: (error: Error) => void): void {
+    this.onBroken = onBroken;
+  }
+
+  /**
+   * Containers added by a transaction, their ids remembered; with `touched`, each noted as changed.
+   * @returns how many containers deep the deepest of them sits (a peer may send any nesting: no recursion).
+   */
+  private register(type: Y.XmlElement, touched: Set<string> | null): number {
+    let above = 0;
+    for (let t = type.parent; t instanceof Y.XmlElement; t = t.parent) if (isContainer(t)) above++;
+    let deepest = above;
+    const stack: [Y.XmlElement, number][] = [[type, above]];
+    while (stack.length > 0) {
+      const [el, level] = stack.pop()!;
+      let inner = level;
+      if (isContainer(el)) {
+        inner = level + 1;
+        if (inner > deepest) deepest = inner;
+        const id = el.getAttribute('id');
+        if (typeof id === 'string') {
+          this.containerIds.set(el, id);
+          touched?.add(id);
+        }
       }
+      for (const child of el.toArray()) if (child instanceof Y.XmlElement) stack.push([child, inner]);
     }
-    for (const child of type.toArray()) if (child instanceof Y.XmlElement) this.register(child, touched);
+    return deepest;
   }
 
   /** Read off a transaction the blocks it changed and deleted, and note them for the person who made it. */
@@ -149,10 +186,11 @@ export class DocumentBridge {
     const actor = transaction.origin === BRIDGE_ORIGIN ? null : this.actorOf(transaction.origin);
     const touched = actor === null ? null : new Set<string>();
     const deleted = new Set<string>();
+    let deepest = 0;
     for (const event of events) {
       for (const item of event.changes.added) {
         const type = (item.content as { type?: unknown }).type;
-        if (type instanceof Y.XmlElement) this.register(type, touched);
+        if (type instanceof Y.XmlElement) deepest = Math.max(deepest, this.register(type, touched));
       }
       if (touched === null) continue;
       for (const item of event.changes.deleted) {
@@ -170,6 +208,11 @@ export class DocumentBridge {
           break;
         }
       }
+    }
+    if (deepest > MAX_IMPORT_DEPTH) {
+      // Nothing of it could ever be committed, and the editors' own code would choke on it.
+      this.onBroken(new Error(`A peer nested blocks ${deepest} levels deep in the live copy, past the ${MAX_IMPORT_DEPTH} the editor holds; the room opens again from the last version.`));
+      return;
     }
     if (actor !== null && touched !== null && (touched.size > 0 || deleted.size > 0)) this.edited(actor, touched, deleted);
   }
@@ -246,7 +289,7 @@ export class DocumentBridge {
     const read = await this.engine.documents.read(this.reader, this.documentRef, 'rich-json');
     if (read.format !== 'rich-json') throw new Error('rich-json read answered another format');
     const blocks = (JSON.parse(read.document.documentJson) as { blocks: EditorBlock[] }).blocks;
-    return { blocks, ids: idsOf(blocks), version: read.version, revision: read.revision };
+    return { blocks, ...shapeOf(blocks), version: read.version, revision: read.revision };
   }
 
   /** Merge the API's newest version into the fragment, if it is newer than the one it reflects. */
@@ -255,8 +298,14 @@ export class DocumentBridge {
     const next = await this.read();
     const base = this.base;
     if (this.closed || next.version <= base.version) return;
-    const busy = (id: string) => [...this.pending.values()].some((p) => p.touched.has(id));
-    this.doc.transact(() => applyVersion(this.fragment, base.blocks, next.blocks, { busy }), BRIDGE_ORIGIN);
+    if (next.depth > MAX_IMPORT_DEPTH) {
+      // An agent nested the document past what the editor holds: the room cannot follow it.
+      this.onBroken(tooDeep(next.depth));
+      return;
+    }
+    const busy = new Set<string>();
+    for (const p of this.pending.values()) for (const id of p.touched) busy.add(id);
+    this.doc.transact(() => applyVersion(this.fragment, base.blocks, next.blocks, { busy: (id) => busy.has(id) }), BRIDGE_ORIGIN);
     this.base = next;
   }
 
@@ -293,7 +342,7 @@ export class DocumentBridge {
         });
         if (outcome !== null && outcome.document.version > (this.base?.version ?? 0)) {
           const committed = (JSON.parse(outcome.document.documentJson) as { blocks: EditorBlock[] }).blocks;
-          this.base = { blocks: committed, ids: idsOf(committed), version: outcome.document.version, revision: outcome.document.revision };
+          this.base = { blocks: committed, ...shapeOf(committed), version: outcome.document.version, revision: outcome.document.revision };
         }
         return;
       } catch (error) {

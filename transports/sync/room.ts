@@ -31,12 +31,7 @@ export interface Peer {
 
 const OPEN = 1;
 
-/**
- * The WebSocket close code of a peer whose Y.Doc holds another copy of the document (an earlier
- * room's, from before the room was freed or the server restarted): y-websocket's providers take a
- * 4400-4499 close as final and do not reconnect. The peer must start over with an empty Y.Doc.
- */
-export const STALE_DOCUMENT_CLOSE = 4409;
+export { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
 
 /**
  * A peer's sync step 1 names a Y.Doc that never synced with this room although it holds content:
@@ -45,7 +40,7 @@ export const STALE_DOCUMENT_CLOSE = 4409;
  */
 /**
  * The room's Y.Doc grew past its bound (far past anything the API could commit): the room is
- * closed, every peer with {@link STALE_DOCUMENT_CLOSE}, so that it opens again from the last version.
+ * closed, every peer with STALE_DOCUMENT_CLOSE, so that it opens again from the last version.
  */
 export class RoomTooLargeError extends Error {
   constructor(readonly bytes: number, readonly limit: number) {

@@ -456,4 +456,56 @@ test('a room whose live copy grows past its bound closes every peer (4409) and o
   );
 });
 
+test('nesting past what the editor holds (256 levels): a peer that sends it, or an agent that writes it, resets the room (4409); such a document is refused (409)', () => {
+  const errors: unknown[] = [];
+  return world(
+    async ({ s, writer, ref, ids, wsUrl, sync }) => {
+      // A peer nests 300 blocks in one update: every peer starts over, nothing is committed.
+      const a = await SyncClient.connect(wsUrl(), writer);
+      const b = await SyncClient.connect(wsUrl(), writer);
+      const before = await read(s, writer, ref);
+      const closes = [a, b].map((c) => new Promise<number>((resolve) => c.socket.once('close', (code: number) => resolve(code))));
+      a.doc.transact(() => {
+        let group = (findContainer(a.fragment, ids[2]!)!.insert(1, [new Y.XmlElement('blockGroup')]), findContainer(a.fragment, ids[2]!)!.get(1) as Y.XmlElement);
+        for (let i = 0; i < 300; i++) {
+          const container = new Y.XmlElement('blockContainer');
+          container.setAttribute('id', `deep${i}`);
+          const next = new Y.XmlElement('blockGroup');
+          container.insert(0, [new Y.XmlElement('paragraph'), next]);
+          group.insert(0, [container]);
+          group = next;
+        }
+      });
+      assert.equal(await Promise.all(closes), [4409, 4409]);
+      for (let i = 0; i < 200 && sync.rooms.size > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      const after = await read(s, writer, ref);
+      assert.is(after.version, before.version, 'nothing of it was committed');
+      assert.ok(errors.some((e) => /nested blocks 301 levels deep in the live copy/.test((e as Error).message)), "reported");
+
+      // An agent nests the document to 256 levels through the API: the room follows; one level more resets it.
+      let parent = ids[2]!;
+      let revision = after.revision;
+      for (let level = 2; level <= 257; level++) {
+        const r = await mutate(s, writer, ref, revision, { kind: 'create', parentBlockId: parent, beforeBlockId: null, blocks: [{ type: 'paragraph', markdown: `level ${level}` }] });
+        assert.is(r.status, 200, r.text);
+        parent = r.json.data.receipt.affectedBlockIds[0];
+        revision = r.headers['service-revision'] as string;
+        if (level === 256) {
+          const c = await SyncClient.connect(wsUrl(), writer);
+          const closed = new Promise<number>((resolve) => c.socket.once('close', (code: number) => resolve(code)));
+          const deeper = await mutate(s, writer, ref, revision, { kind: 'create', parentBlockId: parent, beforeBlockId: null, blocks: [{ type: 'paragraph', markdown: 'level 257' }] });
+          assert.is(deeper.status, 200, 'the API takes it');
+          assert.is(await closed, 4409, 'the room cannot follow it');
+          break;
+        }
+      }
+      const refused = await refusal(wsUrl(), { authorization: `Bearer ${writer}` });
+      assert.is(refused.status, 409);
+      assert.is(refused.body.error.code, 'CONFLICT');
+      assert.match(refused.body.error.message, 'Edit it through the API');
+    },
+    { onError: (error) => errors.push(error) },
+  );
+});
+
 test.run();

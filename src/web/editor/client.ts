@@ -12,6 +12,7 @@ import { BlockNoteEditor } from '@blocknote/core';
 import { withCollaboration } from '@blocknote/core/yjs';
 import * as Y from 'yjs';
 import { WebsocketProvider } from 'y-websocket';
+import { EDITOR_FRAGMENT, STALE_DOCUMENT_CLOSE } from './protocol.ts';
 
 /** What the page exposes once the editor runs (for the page's own status line and for tests). */
 export interface PageEditor {
@@ -33,7 +34,7 @@ export function mountEditor(host: HTMLElement): PageEditor {
   const nonce = host.dataset.nonce;
   const editor = BlockNoteEditor.create(
     withCollaboration({
-      collaboration: { provider, fragment: doc.getXmlFragment('document-store'), user: { name, color } },
+      collaboration: { provider, fragment: doc.getXmlFragment(EDITOR_FRAGMENT), user: { name, color } },
       ...(nonce ? { _tiptapOptions: { injectNonce: nonce } } : {}),
     }),
   );
@@ -46,7 +47,7 @@ export function mountEditor(host: HTMLElement): PageEditor {
   // was away: its doc is another copy of the document, which the room refuses for good (4409)
   // rather than doubling every block. Load the page again: a new doc joins the room.
   provider.on('closed', ({ code }: { code: number }) => {
-    if (code !== 4409) return;
+    if (code !== STALE_DOCUMENT_CLOSE) return;
     if (status) status.textContent = 'The document was reopened on the server; loading it again (edits made while disconnected are not kept)…';
     location.reload();
   });
