@@ -38,7 +38,8 @@ export interface ServerProcess {
 /** Starts `n` processes on `databaseUrl` (null: each on its own memory storage) at once; resolves when each printed its `--json` line. */
 export async function startProcesses(n: number, databaseUrl: string | null, options: { operatorKey?: string; seed?: boolean; extra?: string[] } = {}): Promise<ServerProcess[]> {
   const operatorKey = options.operatorKey ?? randomBytes(24).toString('base64url');
-  const started = await Promise.allSettled(Array.from({ length: n }, () => startOne(databaseUrl, operatorKey, options.seed ?? true, options.extra ?? [])));
+  const storage = databaseUrl === null ? ['--storage', 'memory'] : ['--storage', 'postgres', '--database-url', databaseUrl];
+  const started = await Promise.allSettled(Array.from({ length: n }, () => startOne(storage, operatorKey, options.seed ?? true, options.extra ?? [])));
   const failed = started.find((s) => s.status === 'rejected');
   if (failed) {
     await Promise.all(started.flatMap((s) => (s.status === 'fulfilled' ? [s.value.stop('SIGKILL')] : [])));
@@ -47,9 +48,13 @@ export async function startProcesses(n: number, databaseUrl: string | null, opti
   return started.map((s) => (s as PromiseFulfilledResult<ServerProcess>).value);
 }
 
-/** One child; `databaseUrl` null starts it on memory storage (a baseline without a database). */
-async function startOne(databaseUrl: string | null, operatorKey: string, seed: boolean, extra: string[]): Promise<ServerProcess> {
-  const storage = databaseUrl === null ? ['--storage', 'memory'] : ['--storage', 'postgres', '--database-url', databaseUrl];
+/** One `kw serve` child on a lowdb data folder (no seed); resolves when it printed its `--json` line. */
+export function startLowdbProcess(data: string, operatorKey: string = randomBytes(24).toString('base64url')): Promise<ServerProcess> {
+  return startOne(['--storage', 'lowdb', '--data', data], operatorKey, false, []);
+}
+
+/** One child with `storage` (its `--storage …` arguments). */
+async function startOne(storage: string[], operatorKey: string, seed: boolean, extra: string[]): Promise<ServerProcess> {
   const args = ['--import', 'tsx', 'app/cli.ts', 'serve', ...storage, '--port', '0', '--json', '--quiet', '--seed', seed ? 'demo' : 'none', ...extra];
   const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KW_OPERATOR_KEY: operatorKey } });
   let stderr = '';

@@ -14,7 +14,7 @@ import { createEngine } from '../../src/engine.ts';
 import { isStorageUnavailable } from '../../src/errors.ts';
 import { createFetch } from '../../transports/inproc/index.ts';
 import { journalSyscalls } from './journal-file.ts';
-import { append, create, dump, journalOf, put, removeTempDirs, tempDir } from './lowdb-kit.ts';
+import { append, crashCopy, create, dump, journalOf, put, removeTempDirs, tempDir } from './lowdb-kit.ts';
 import { lowdbStorage } from './index.ts';
 
 test.after(removeTempDirs);
@@ -30,13 +30,13 @@ const noSpace = () => Object.assign(new Error('ENOSPC: no space left on device, 
 function diskFull(what: 'write' | 'sync', limit: number): void {
   if (what === 'write') {
     let half = true;
-    journalSyscalls.writeSync = ((fd: number, buffer: Uint8Array, offset: number, length: number) => {
+    journalSyscalls.writeSync = (fd, buffer, offset, length, position) => {
       if (half && length > 1) {
         half = false;
-        return original.writeSync(fd, buffer, offset, length >> 1); // part of the frame reaches the file
+        return original.writeSync(fd, buffer, offset, length >> 1, position); // part of the frame reaches the file
       }
       throw noSpace();
-    }) as typeof journalSyscalls.writeSync;
+    };
   } else {
     journalSyscalls.fdatasyncSync = (fd: number) => {
       if (fstatSync(fd).size > limit) throw noSpace();
@@ -138,6 +138,94 @@ test('the API answers 503 TEMPORARILY_UNAVAILABLE with Retry-After while the dis
   } finally {
     restore();
     await engine.close();
+  }
+});
+
+/**
+ * A disk that fills up and empties again: while `full`, every journal write puts part of its bytes
+ * in the file (a short write) and the next one fails with ENOSPC, like a file system that runs out
+ * of blocks in the middle of a frame; file headers of new journals (rotation) and rotation frames
+ * included.
+ */
+const flakyDisk = {
+  full: false,
+  install(): void {
+    let partial = true;
+    journalSyscalls.writeSync = (fd, buffer, offset, length, position) => {
+      if (!flakyDisk.full) return original.writeSync(fd, buffer, offset, length, position);
+      if (partial && length > 1) {
+        partial = false;
+        return original.writeSync(fd, buffer, offset, Math.max(1, length >> 1), position);
+      }
+      partial = true;
+      throw noSpace();
+    };
+  },
+};
+
+/** Waits until no checkpoint runs (a crash copy mid-rename would only test the rename). */
+async function settled(storage: { stats(): { checkpointRunning: boolean } }): Promise<void> {
+  while (storage.stats().checkpointRunning) await new Promise((r) => setTimeout(r, 2));
+}
+
+test('after several disk-full episodes (short writes, rotations refused half-way) a crash copy opens without any flag to exactly the acknowledged writes', async () => {
+  const dir = await tempDir();
+  // Small checkpoints: journals rotate every few commits, so episodes also hit new journals' headers and rotation frames.
+  const storage = await lowdbStorage({ dir, checkpointEveryBytes: 700 });
+  const acknowledged: number[] = [];
+  let refused = 0;
+  flakyDisk.install();
+  try {
+    await storage.commit([create('d1')]);
+    let version = 1;
+    for (let round = 0; round < 60; round++) {
+      flakyDisk.full = round % 7 === 3 || round % 7 === 4; // two rounds in seven, nine episodes
+      const next = version + 1;
+      const results = await Promise.allSettled([storage.commit([append('d1', next, 40 + (round % 5) * 30)]), storage.commit([put(`k${round}`, { round })])]);
+      for (const result of results) {
+        if (result.status === 'rejected') {
+          assert.ok(isStorageUnavailable(result.reason), `round ${round}: a full disk is a passing refusal, not a failure: ${String(result.reason)}`);
+          refused++;
+        }
+      }
+      if (results[0].status === 'fulfilled') {
+        version = next;
+        acknowledged.push(round);
+      }
+      flakyDisk.full = false;
+      await settled(storage);
+      const copy = await crashCopy(dir); // kill -9 now
+      const reopened = await lowdbStorage({ dir: copy });
+      try {
+        const doc = await reopened.loadDocument('d1');
+        assert.is(doc?.head.version, version, `round ${round}: the crash copy holds every acknowledged version`);
+        assert.equal(await reopened.getRecord('c', `k${round}`), await storage.getRecord('c', `k${round}`), `round ${round}: and the acknowledged record`);
+        assert.is(reopened.stats().recovery, null, `round ${round}: nothing torn or damaged was left behind`);
+      } finally {
+        await reopened.close();
+      }
+    }
+    assert.ok(refused >= 10, `the episodes refused writes (${refused})`);
+    assert.ok(storage.stats().checkpoints >= 3, 'journals rotated during the run');
+    const live = await dump(storage, ['d1']);
+
+    // A graceful stop while the disk is full: the final checkpoint cannot be written, but every
+    // acknowledged write is in the journal, so the stop succeeds and the next start replays it.
+    flakyDisk.full = true;
+    await storage.close();
+    flakyDisk.full = false;
+    const restarted = await lowdbStorage({ dir });
+    try {
+      assert.equal(await dump(restarted, ['d1']), live, 'a stop during a full disk keeps every acknowledged write');
+      assert.is(restarted.stats().recovery, null);
+      await restarted.commit([append('d1', version + 1)]);
+    } finally {
+      await restarted.close();
+    }
+  } finally {
+    flakyDisk.full = false;
+    restore();
+    await storage.close();
   }
 });
 

@@ -5,7 +5,7 @@
  * @module
  */
 import { close, fdatasync, fdatasyncSync, fstat, ftruncate, ftruncateSync, open, writeSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { PreparedOp } from '../core/prepared-op.ts';
@@ -21,10 +21,29 @@ const closeAsync = promisify(close);
 const JOURNAL_NAME = /^journal-(\d+)\.log$/;
 
 /**
- * The system calls journal appends and syncs go through. A test seam: tests replace members to
- * inject failures (ENOSPC) and put them back; nothing else should touch it.
+ * The system calls journal writes (headers, appends, rotation frames) and syncs go through. A test
+ * seam: tests replace members to inject failures (ENOSPC, short writes) and put them back; nothing
+ * else should touch it. Every write names its position (`pwrite(2)`).
  */
-export const journalSyscalls = { writeSync, fdatasyncSync, fdatasync: fdatasyncAsync };
+export const journalSyscalls = {
+  writeSync: writeSync as (fd: number, buffer: Uint8Array, offset: number, length: number, position: number) => number,
+  fdatasyncSync,
+  fdatasync: fdatasyncAsync,
+};
+
+/**
+ * Writes all of `bytes` at `position` of `fd`, looping over short writes; throws what the first
+ * failing write throws (the bytes before it may have reached the file).
+ * @remarks Positional on purpose: the file offset of a descriptor is not moved back by ftruncate,
+ * so after an append that failed half-way (ENOSPC) and was cut back, a write "at the current
+ * offset" would land past a zero-filled hole and every later frame would follow damage. Journals
+ * are opened without O_APPEND (which would make Linux ignore the position).
+ */
+function writeAllAt(fd: number, bytes: Uint8Array, position: number): void {
+  for (let written = 0; written < bytes.length; ) {
+    written += journalSyscalls.writeSync(fd, bytes, written, bytes.length - written, position + written);
+  }
+}
 
 /** The file name of journal `generation`. */
 export function journalName(generation: number): string {
@@ -174,12 +193,15 @@ export class JournalWriter {
     const fd = await openAsync(path, 'w', PRIVATE_FILE_MODE);
     try {
       const header = encodeFileHeader({ generation, baseSeq });
-      writeSync(fd, header);
-      await fdatasyncAsync(fd);
+      writeAllAt(fd, header, 0);
+      await journalSyscalls.fdatasync(fd);
       await fsyncDir(dir);
       return new JournalWriter(path, generation, fd, header.length);
     } catch (error) {
       await closeAsync(fd).catch(() => {});
+      // No checkpoint or rotation frame names this journal yet: it holds nothing and goes (recovery
+      // removes such a file too, should this fail as well).
+      await rm(path, { force: true }).catch(() => {});
       throw error;
     }
   }
@@ -190,7 +212,8 @@ export class JournalWriter {
    */
   static async open(dir: string, generation: number, truncateTo?: number): Promise<JournalWriter> {
     const path = join(dir, journalName(generation));
-    const fd = await openAsync(path, 'a');
+    // 'r+', not 'a': with O_APPEND Linux ignores the position of every write (see writeAllAt).
+    const fd = await openAsync(path, 'r+');
     try {
       let size = (await fstatAsync(fd)).size;
       if (truncateTo !== undefined && truncateTo < size) {
@@ -211,16 +234,16 @@ export class JournalWriter {
   }
 
   /**
-   * Appends `chunk` (whole frames) to the file, not yet durable.
+   * Appends `chunk` (whole frames) to the file at exactly {@link size} bytes, not yet durable.
    * @remarks On a failed or short write the file is cut back to its previous length (best effort),
-   * so a later append cannot follow half a frame.
+   * so a later append cannot follow half a frame; and since every write names its position, the
+   * next append starts at that length whatever the failed one left behind.
    */
   append(chunk: Uint8Array): void {
     const before = this.bytes;
     try {
-      let written = 0;
-      while (written < chunk.length) written += journalSyscalls.writeSync(this.fd, chunk, written, chunk.length - written);
-      this.bytes += chunk.length;
+      writeAllAt(this.fd, chunk, before);
+      this.bytes = before + chunk.length;
     } catch (error) {
       this.cutBackTo(before);
       throw error;

@@ -240,7 +240,15 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
       await checkpointer.running;
       // Nothing is queued or in flight: rotate to an empty journal and checkpoint the final state,
       // so the next open replays nothing and still finds the journal the checkpoint names.
-      await checkpointer.write(await checkpointer.rotate());
+      try {
+        await checkpointer.write(await checkpointer.rotate());
+      } catch (error) {
+        if (!isDiskFull(error)) throw error;
+        // A full disk: every acknowledged batch is durable in the journal already (a commit
+        // resolves only then), and a rotation refused half-way was cut back; only this final
+        // checkpoint is skipped, and the next open replays the journal instead.
+        checkpointer.lastError = (error as Error).message;
+      }
     } finally {
       await acks.close();
       await journal.current.close().catch(() => {});
