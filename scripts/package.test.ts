@@ -8,7 +8,7 @@
  * scripts/pack-app.ts). When the install still cannot work offline the tests say why and stop.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -36,6 +36,30 @@ async function quickStart(): Promise<string> {
   if (!block) throw new Error('README.md has no ```ts block starting with "// quick-start.ts"');
   return block[1]!;
 }
+
+/**
+ * Every TypeScript recipe of README.md and docs/: each ```ts block whose code starts with `import`
+ * (after comment lines) is a whole program a user can paste, so it must type-check on its own
+ * against the installed package. Named `recipes/<document>-<n>.ts`.
+ */
+async function recipes(): Promise<{ name: string; code: string }[]> {
+  const documents = ['README.md', ...(await readdir(join(root, 'docs'))).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+  const out: { name: string; code: string }[] = [];
+  for (const document of documents) {
+    const text = await readFile(join(root, document), 'utf8');
+    let n = 0;
+    for (const block of text.matchAll(/^```ts\n([^]*?)^```/gm)) {
+      const code = block[1]!;
+      const firstCode = code.split('\n').find((line) => line.trim() !== '' && !line.trim().startsWith('//'));
+      if (!firstCode?.startsWith('import ')) continue;
+      out.push({ name: `recipes/${document.replace(/^docs\//, '').replace(/\.md$/, '')}-${++n}.ts`, code });
+    }
+  }
+  return out;
+}
+
+/** Packages the recipes import besides this one (mounting in Express, Fastify and Hono), installed at this repository's locked versions. */
+const RECIPE_PACKAGES = ['express', '@types/express', 'fastify', 'hono', '@hono/node-server'];
 
 /** TypeScript to an ES module for plain node: types stripped, nothing else changed (as tsx runs it). */
 const stripTypes = (source: string): string =>
@@ -173,7 +197,7 @@ test.before(async () => {
   await mkdir(app);
   packed = await pack(work);
   try {
-    await installOffline(app, packed.tarball, ['fast-check', 'uvu']);
+    await installOffline(app, packed.tarball, ['fast-check', 'uvu', ...RECIPE_PACKAGES]);
   } catch (error) {
     skip = `npm could not install the tarball offline (${String((error as { stderr?: string }).stderr ?? error).trim().split('\n').slice(-3).join(' ')})`;
     console.log(`\n  skipped: ${skip}`);
@@ -182,7 +206,11 @@ test.before(async () => {
   // The type check is the slow part: it runs while the other tests do.
   await writeFile(join(app, 'consumer.ts'), CONSUMER);
   await writeFile(join(app, 'quick-start.ts'), await quickStart());
-  await writeFile(join(app, 'tsconfig.json'), JSON.stringify(STRICT_TSCONFIG, null, 2));
+  await mkdir(join(app, 'recipes'));
+  const docRecipes = await recipes();
+  for (const r of docRecipes) await writeFile(join(app, r.name), r.code);
+  const tsconfig = { ...STRICT_TSCONFIG, files: [...STRICT_TSCONFIG.files, ...docRecipes.map((r) => r.name)] };
+  await writeFile(join(app, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
   typecheck = run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', app], { cwd: app }).then(
     () => ({ ok: true, output: '' }),
     (error: { stdout?: string; message: string }) => ({ ok: false, output: error.stdout || error.message }),
@@ -305,7 +333,22 @@ test('the installed kw serves the prebuilt editor: editor.js and its chunks as J
   }
 });
 
-test('a strict TypeScript consumer and the README quick start (NodeNext, noUncheckedIndexedAccess, exactOptionalPropertyTypes) type-check', async () => {
+test('the docs hold a whole-program recipe for mounting in Express, Fastify and Hono, the browser app, co-editing, MCP and the worker', async () => {
+  const all = (await recipes()).map((r) => r.code).join('\n');
+  for (const [what, pattern] of [
+    ['Express', /from 'express'/],
+    ['Fastify', /from 'fastify'/],
+    ['Hono', /from 'hono'/],
+    ['the browser app', /createBrowserApp\(/],
+    ['co-editing', /attachSync\(/],
+    ['MCP', /mountMcp\(/],
+    ['the worker', /from 'knowledge-workspace\/transports\/worker'/],
+  ] as const) {
+    assert.match(all, pattern, `a recipe for ${what}`);
+  }
+});
+
+test('a strict TypeScript consumer, the README quick start and every recipe of README.md and docs/ (NodeNext, noUncheckedIndexedAccess, exactOptionalPropertyTypes) type-check', async () => {
   if (skip) return;
   const result = await typecheck!;
   assert.ok(result.ok, result.output);

@@ -16,7 +16,7 @@ import { ACCOUNT_ID_PATTERN } from '../auth/credentials.ts';
 import { constantTimeEqual, randomSecret } from '../auth/tokens.ts';
 import type { Actor } from '../deps.ts';
 import { isoTimestamp } from '../clock.ts';
-import type { Engine } from '../engine.ts';
+import { engineInternals, type PublicEngine } from '../engine.ts';
 import { isServiceError, type FieldError } from '../errors.ts';
 import { JOBS_COLLECTION, type StoredJob } from '../jobs/store.ts';
 import { isTerminal } from '../jobs/states.ts';
@@ -188,7 +188,8 @@ function fieldMessages(fieldErrors: readonly FieldError[] | undefined, fallback:
  * const app = createBrowserApp(engine, { operatorKey, localAccount: 'demo' });
  * const handler = app.mount(createApiHandler({ engine, operatorKey, onResponse: (e) => app.recordRequest(e) }));
  */
-export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}): BrowserApp {
+export function createBrowserApp(publicEngine: PublicEngine, options: BrowserAppOptions = {}): BrowserApp {
+  const engine = engineInternals(publicEngine);
   const { deps } = engine;
   const sessions = createSessionStore(deps);
   const inspector = new RequestInspector(options.inspector);

@@ -7,7 +7,7 @@
 import type http from 'node:http';
 import { createApiHandler, type ApiHandlerOptions } from '../../src/api/handler.ts';
 import type { Handler } from '../../src/api/types.ts';
-import type { Engine } from '../../src/engine.ts';
+import { engineInternals, type PublicEngine } from '../../src/engine.ts';
 import { requestListener } from './listener.ts';
 
 /** Options of {@link createNodeHandler}: the API handler's options, a prefix and the body limit. */
@@ -77,7 +77,8 @@ function withPrefixedLocations(api: Handler, prefix: string): Handler {
  * @throws TypeError when `prefix` is given and the engine's `baseUrl` does not end with it (links
  * would point outside the mount).
  */
-export function createNodeHandler(engine: Engine, options: NodeHandlerOptions = {}): NodeHandler {
+export function createNodeHandler(publicEngine: PublicEngine, options: NodeHandlerOptions = {}): NodeHandler {
+  const engine = engineInternals(publicEngine);
   const { prefix: rawPrefix, maxBodyBytes, ...apiOptions } = options;
   const prefix = normalizePrefix(rawPrefix);
   const baseUrl = engine.deps.baseUrl.replace(/\/+$/, '');

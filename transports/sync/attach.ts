@@ -8,7 +8,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Actor } from '../../src/deps.ts';
-import type { Engine } from '../../src/engine.ts';
+import { engineInternals, type Engine, type PublicEngine } from '../../src/engine.ts';
 import { ServiceError, isServiceError, type ApiError } from '../../src/errors.ts';
 import { statusOf } from '../../src/api/status.ts';
 import { metaJson } from '../../src/api/envelope.ts';
@@ -113,7 +113,8 @@ const notFound = () => new ServiceError('NOT_FOUND', 'No document at this addres
  * const sync = attachSync(listening.server, engine);
  * // a y-websocket client: new WebsocketProvider(`ws://…/documents/${ref}`, 'sync', doc, { … })
  */
-export function attachSync(server: Server, engine: Engine, options: SyncOptions = {}): SyncServer {
+export function attachSync(server: Server, publicEngine: PublicEngine, options: SyncOptions = {}): SyncServer {
+  const engine = engineInternals(publicEngine);
   const prefixes = typeof options.prefix === 'string' ? [options.prefix] : (options.prefix ?? ['']);
   const mounts = `(?:${prefixes.map(escapeRegExp).join('|')})`;
   const path = new RegExp(`^${mounts}/documents/${DOCUMENT_REF}/sync/?(?:\\?.*)?$`);
