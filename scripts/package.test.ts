@@ -160,7 +160,7 @@ async function startKw(): Promise<KwServe> {
     const first = await Promise.race([
       new Promise<string>((done) => createInterface({ input: child.stdout }).once('line', done)),
       exited.then((code) => Promise.reject(new Error(`kw exited with ${code}: ${stderr}`))),
-      new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`no JSON line within 10 s: ${stderr}`)), 10_000)),
+      new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`no JSON line within 60 s: ${stderr}`)), 60_000)),
     ]);
     return { banner: JSON.parse(first) as Banner, stderr: () => stderr, stop: () => (child.kill('SIGTERM'), exited), kill };
   } catch (error) {
