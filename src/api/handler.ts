@@ -29,6 +29,7 @@ import { errorResponse, failureResponse } from './errors-edge.ts';
 import { utf8Length } from '../text.ts';
 import { Patterns } from '../ids.ts';
 import { wireFieldNames, type AnyOperation } from '../contract/define.ts';
+import { bearerToken, namesBearerScheme } from '../contract/bearer.ts';
 import type { AnyBinding } from './bind.ts';
 import { listBindings } from './bindings.ts';
 import { compileInputs, type InputReader } from './inputs.ts';
@@ -88,8 +89,6 @@ export interface ResponseEvent {
   durationMs: number;
 }
 
-const BEARER = /^Bearer +([^\s]+) *$/i;
-const BEARER_SCHEME = /^bearer(?:\s|$)/i;
 const JSON_CONTENT_TYPE = /^application\/(?:[a-z0-9!#$&^_.+-]+\+)?json *(?:;|$)/i;
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -191,7 +190,7 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     const clientIdValid = clientRequestId === undefined || Patterns.clientRequestId.test(clientRequestId);
     if (clientIdValid) ctx.clientRequestId = clientRequestId;
     // An empty Cookie header carries no session cookie.
-    if (headers.cookie !== undefined && headers.cookie.trim() !== '' && authorization !== undefined && BEARER_SCHEME.test(authorization)) {
+    if (headers.cookie !== undefined && headers.cookie.trim() !== '' && namesBearerScheme(authorization)) {
       throw new ServiceError('AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.');
     }
     if (!clientIdValid) {
@@ -228,15 +227,15 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
     ctx.binding = binding;
 
     if (op.auth === 'bearer') {
-      const m = authorization === undefined ? null : BEARER.exec(authorization);
-      if (m === null) throw authRequired('This operation needs a bearer token: Authorization: Bearer <token>.');
-      const credential = await engine.credentials.authenticate(m[1]!);
+      const token = bearerToken(authorization);
+      if (token === null) throw authRequired('This operation needs a bearer token: Authorization: Bearer <token>.');
+      const credential = await engine.credentials.authenticate(token);
       ctx.credential = credential;
     } else if (op.auth === 'operator') {
-      const m = authorization === undefined ? null : BEARER.exec(authorization);
+      const token = bearerToken(authorization);
       if (!operatorKey) throw authRequired('The operator API is disabled: this server has no operator key.');
-      if (m === null) throw authRequired('The operator API needs Authorization: Bearer <operator key>.');
-      if (!constantTimeEqual(m[1]!, operatorKey)) {
+      if (token === null) throw authRequired('The operator API needs Authorization: Bearer <operator key>.');
+      if (!constantTimeEqual(token, operatorKey)) {
         throw authRequired("The operator key does not match this server's operator key (the one kw serve printed, --operator-key or KW_OPERATOR_KEY).");
       }
     }

@@ -39,6 +39,7 @@ import {
   type TokenForm,
 } from './pages.ts';
 import { createSessionStore, type Session } from './sessions.ts';
+import { bearerToken, namesBearerScheme } from '../contract/bearer.ts';
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'kw_session';
@@ -109,7 +110,6 @@ export interface BrowserApp {
 const BROWSER_BODY_LIMIT = 64 * 1024;
 const decoder = new TextDecoder();
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9_-]{16,128}$/;
-const BEARER = /^Bearer +(\S+) *$/i;
 
 /** The API's `meta` (request ids match safe patterns: no escaping needed). */
 function metaJson(requestId: string, clientRequestId: string | undefined): string {
@@ -249,13 +249,13 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     const fail = (status: number, code: string, message: string, extra: Record<string, unknown> = {}) =>
       jsonAnswer(status, requestId, clientRequestId, `{"error":${JSON.stringify({ code, message, retryable: false, ...extra })},"meta":${metaJson(requestId, clientRequestId)}}`);
     const authorization = request.headers.authorization;
-    const m = authorization === undefined ? null : BEARER.exec(authorization);
-    if (request.headers.cookie !== undefined && m !== null) return fail(401, 'AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.');
+    const token = bearerToken(authorization);
+    if (request.headers.cookie !== undefined && namesBearerScheme(authorization)) return fail(401, 'AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.');
     if (rawClientId !== undefined && clientRequestId === undefined) {
       return fail(400, 'INVALID_REQUEST', 'X-Request-Id must be 16-128 letters, digits, underscores or hyphens.', { fieldErrors: [{ field: 'X_Request_Id', message: 'must be 16-128 letters, digits, underscores or hyphens' }] });
     }
     if (!options.operatorKey) return fail(401, 'AUTH_REQUIRED', 'The operator API is disabled: this server has no operator key.', { requiredAction: 'authenticate' });
-    if (m === null || !constantTimeEqual(m[1]!, options.operatorKey)) return fail(401, 'AUTH_REQUIRED', 'The operator API needs Authorization: Bearer <operator key>.', { requiredAction: 'authenticate' });
+    if (token === null || !constantTimeEqual(token, options.operatorKey)) return fail(401, 'AUTH_REQUIRED', 'The operator API needs Authorization: Bearer <operator key>.', { requiredAction: 'authenticate' });
     let account = localAccount;
     if (request.bodyTooLarge || (request.body !== null && request.body.byteLength > BROWSER_BODY_LIMIT)) {
       return fail(400, 'INVALID_REQUEST', 'The request body is too large.', { fieldErrors: [{ field: '$', message: `must be at most ${BROWSER_BODY_LIMIT} bytes` }] });

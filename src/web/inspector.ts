@@ -10,6 +10,7 @@
  * @module
  */
 import { credentialRefOfToken } from '../auth/tokens.ts';
+import { bearerToken } from '../contract/bearer.ts';
 
 /** One request as the inspector shows it. */
 export interface InspectedRequest {
@@ -41,7 +42,6 @@ export interface InspectorLimits {
   tokens?: number;
 }
 
-const BEARER = /^Bearer +(\S+) *$/i;
 const TOKEN_LIKE = /(svc_agent_v1_scred_)[A-Za-z0-9_-]+/g;
 
 /** A bounded, per-token ring of recent requests. */
@@ -60,8 +60,8 @@ export class RequestInspector {
    * @param event what the API handler's `onResponse` reports.
    */
   record(event: AnsweredRequest, now: number): void {
-    const m = BEARER.exec(event.request.headers.authorization ?? '');
-    const credentialRef = m ? credentialRefOfToken(m[1]!) : null;
+    const token = bearerToken(event.request.headers.authorization);
+    const credentialRef = token === null ? null : credentialRefOfToken(token);
     if (credentialRef === null) return;
     const url = event.request.url;
     const q = url.indexOf('?');

@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Handler } from '../../src/api/types.ts';
 import { createMcpServer } from './server.ts';
+import { bearerToken, namesBearerScheme } from '../../src/contract/bearer.ts';
 
 /** Options of {@link createMcpHttpHandler}. */
 export interface McpHttpOptions {
@@ -51,7 +52,6 @@ export interface McpHttpHandler {
 /** The defaults of {@link McpHttpOptions}. */
 export const MCP_HTTP_DEFAULTS = { sessionIdleMs: 5 * 60_000, maxSessionsPerCredential: 8, maxSessions: 256 } as const;
 
-const BEARER = /^Bearer +([^\s]+) *$/i;
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 
 interface Session {
@@ -157,15 +157,14 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler & 
     if (!hostAllowed(req.headers.host)) return apiError(res, 403, 'FORBIDDEN', `The Host header ${JSON.stringify(req.headers.host ?? '')} is not one this MCP endpoint answers (DNS-rebinding protection); use the server's own address.`);
     const origin = req.headers.origin;
     if (typeof origin === 'string' && !originAllowed(origin)) return apiError(res, 403, 'FORBIDDEN', `The Origin ${JSON.stringify(origin)} may not use this MCP endpoint.`);
-    const authorization = req.headers.authorization ?? '';
-    const m = BEARER.exec(authorization);
-    if (req.headers.cookie !== undefined && /^Bearer\b/i.test(authorization)) {
+    const authorization = req.headers.authorization;
+    const token = bearerToken(authorization);
+    if (req.headers.cookie !== undefined && namesBearerScheme(authorization)) {
       return apiError(res, 401, 'AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.');
     }
-    if (m === null) {
+    if (token === null) {
       return apiError(res, 401, 'AUTH_REQUIRED', 'The MCP endpoint needs Authorization: Bearer <token> (an API token; its scopes and budget apply).', undefined, { 'www-authenticate': 'Bearer' });
     }
-    const token = m[1]!;
     (req as IncomingMessage & { auth?: { token: string; clientId: string; scopes: string[] } }).auth = { token, clientId: 'bearer', scopes: [] };
     const sessionId = req.headers['mcp-session-id'];
     if (typeof sessionId === 'string') {

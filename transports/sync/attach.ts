@@ -15,6 +15,7 @@ import { metaJson } from '../../src/api/envelope.ts';
 import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
 import { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
 import { Room, RoomTooLargeError, StaleDocumentError, type Peer } from './room.ts';
+import { bearerToken } from '../../src/contract/bearer.ts';
 
 /** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
 export interface SyncGrant {
@@ -63,7 +64,6 @@ export interface SyncServer {
   close(): Promise<void>;
 }
 
-const BEARER = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/i;
 const DOCUMENT_REF = '(sdoc_[a-f0-9]{48})';
 
 function escapeRegExp(s: string): string {
@@ -145,13 +145,13 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
     const hooked = options.authorizeUpgrade ? await options.authorizeUpgrade(req, documentRef) : null;
     let grant = hooked;
     if (grant === null) {
-      const m = req.headers.authorization === undefined ? null : BEARER.exec(req.headers.authorization);
-      if (m === null) {
+      const token = bearerToken(req.headers.authorization);
+      if (token === null) {
         throw new ServiceError('AUTH_REQUIRED', 'Live co-editing needs a signed-in person or a bearer token: Authorization: Bearer <token>.', {
           requiredAction: 'authenticate',
         });
       }
-      const credential = await engine.credentials.authenticate(m[1]!);
+      const credential = await engine.credentials.authenticate(token);
       if (!credential.scopeSet.has('document:read')) throw notFound();
       grant = { actor: credential.actor, canWrite: credential.scopeSet.has('document:write') };
     }
