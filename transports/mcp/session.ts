@@ -6,6 +6,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
+import { canonicalJson } from '../../src/canonical-json.ts';
 
 /** Per-session memory: revisions seen, event cursors, and the salt of derived idempotency keys. */
 export interface SessionState {
@@ -21,16 +22,6 @@ export interface SessionState {
 /** A fresh session state. */
 export function newSession(): SessionState {
   return { revisions: new Map(), eventCursors: new Map(), intents: new Map(), salt: randomBytes(16).toString('hex') };
-}
-
-/** JSON with sorted object keys, so that equal arguments give equal text. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /**

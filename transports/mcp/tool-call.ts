@@ -7,7 +7,8 @@
 import { SAVE_LINK_TOOL, type ToolSpec } from './catalog.ts';
 import { answerResult, refusal, type ToolResult } from './results.ts';
 import { buildRequest, intentOf, remember } from './request.ts';
-import { canonicalJson, intentKey, send, type CallContext } from './session.ts';
+import { canonicalJson } from '../../src/canonical-json.ts';
+import { intentKey, send, type CallContext } from './session.ts';
 import { runCancel, runEvents, runMutate } from './stateful-tools.ts';
 
 /** Run one tool call. */
