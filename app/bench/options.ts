@@ -100,9 +100,10 @@ export function parseBenchArgs(args: string[], env: Record<string, string | unde
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a.startsWith('-')) {
-      flags.push(a);
-      // A value flag takes the next word (parseFlags checks which flags take values).
-      if (!a.includes('=') && VALUE_FLAGS.has(a) && i + 1 < args.length) flags.push(args[++i]!);
+      // A value flag takes the next word, even one starting with "-" (a negative number is then
+      // reported as out of range, not as an unknown option).
+      if (!a.includes('=') && VALUE_FLAGS.has(a) && i + 1 < args.length) flags.push(`${a}=${args[++i]!}`);
+      else flags.push(a);
     } else positional.push(a);
   }
   if (positional.length > 1) throw new UsageError(`one workload at a time, not "${positional.join(' ')}"`, BENCH_HELP_COMMAND);

@@ -231,9 +231,10 @@ export function httpTarget(base: string, token: string, sockets: number): BenchT
         throw new TargetRefused(`${base} answered GET /api/v1/auth with a body that is not the API's JSON`);
       }
       const scopes = new Set(principal.scopes ?? []);
-      const needed = ['document:create', 'document:read', ...(needs.write ? ['document:write'] : [])];
+      // Every workload writes: the bench makes its own documents and their blocks (then empties them).
+      const needed = ['document:create', 'document:read', 'document:write'];
       const missing = needed.filter((s) => !scopes.has(s));
-      if (missing.length > 0) throw new TargetRefused(`the token lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, which this workload needs (kw bench makes its own documents, reads${needs.write ? ' and writes' : ''} them)`);
+      if (missing.length > 0) throw new TargetRefused(`the token lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, which kw bench needs (it makes its own documents, writes their blocks${needs.write ? ', edits' : ''} and reads them)`);
       if (principal.documentRef) throw new TargetRefused('the token is bound to one document; kw bench makes its own documents: use an account-wide token');
       const notes: string[] = [];
       if (typeof principal.remainingBudget === 'number') notes.push(`the token's request budget: ${principal.remainingBudget} requests left in its window (answers 429 when spent)`);

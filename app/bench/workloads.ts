@@ -34,7 +34,7 @@ export const BUILT_IN: Record<string, Workload> = {
   'read-mostly': { name: 'read-mostly', description: '95% reads, 5% edits (YCSB B)', mix: { read: 95, edit: 5 } },
   structure: { name: 'structure', description: 'create, move and delete blocks in equal parts', mix: { create: 1, move: 1, delete: 1 } },
   append: { name: 'append', description: 'append a block at the end: documents grow', mix: { append: 1 } },
-  hot: { name: 'hot', description: 'every client edits one document: 412 -> read -> retry', mix: { edit: 1 }, documents: 1 },
+  hot: { name: 'hot', description: 'every client edits one document: 412 -> read -> retry', mix: { edit: 1 }, documents: 1, distribution: 'uniform' },
 };
 
 const weight = v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1e6)));
