@@ -164,7 +164,7 @@ export function parseBenchArgs(args: string[], env: Record<string, string | unde
   const distribution =
     values.distribution === undefined ? undefined : oneOf('--distribution', values.distribution, ['uniform', 'zipfian', 'partitioned'] as const, 'uniform', BENCH_HELP_COMMAND);
   const documents = numberFlag('--documents', values.documents, 1, 10_000, true);
-  const blocks = numberFlag('--blocks', values.blocks, 1, 5_000, true);
+  const blocks = numberFlag('--blocks', values.blocks, 1, 10_000, true);
   for (const [flag, file] of [['--json', values.json], ['--html', values.html]] as const) {
     if (file === '') throw new UsageError(`${flag} needs a file name`, BENCH_HELP_COMMAND);
   }

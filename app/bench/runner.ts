@@ -24,6 +24,8 @@ export interface RunSettings {
   keep: boolean;
   /** Called about every second with a progress line; none when absent. */
   progress?: (line: string) => void;
+  /** Called when the measured window starts and ends (e.g. to read a server's CPU time around it). */
+  onWindow?: (phase: 'start' | 'end') => void;
 }
 
 /** Latency percentiles in milliseconds. */
@@ -51,7 +53,11 @@ export interface Measured {
   durationS: number;
   throughput: number;
   latencyMs: Percentiles;
-  operations: Record<string, { count: number; errors: number; throughput: number; latencyMs: Percentiles; meanBytes: number }>;
+  /**
+   * Per operation kind; `meanMs` is the mean latency of its successes, so with one client
+   * 1000 / meanMs is the kind's rate by its own time (what the project's mutation table reports).
+   */
+  operations: Record<string, { count: number; errors: number; throughput: number; latencyMs: Percentiles; meanMs: number; meanBytes: number }>;
   errors: Record<string, number>;
   stale: number;
   requests: number;
@@ -96,14 +102,15 @@ let runSeq = 0;
 function mutationFor(op: Operation, doc: DocState, n: number, settings: RunSettings): { kind: Operation; body: MutationBody } {
   const ids = doc.ids;
   const floor = Math.max(1, Math.floor(settings.blocks / 2));
-  const ceiling = Math.max(settings.blocks * 2, floor + 2);
+  // (never past the 10,000-block outline bound)
+  const ceiling = Math.min(Math.max(settings.blocks * 2, floor + 2), 9_999);
   // Structural operations keep a document between half and twice its size; edits and moves need blocks.
   let kind = op;
   if (kind === 'delete' && ids.length <= floor) kind = 'create';
   else if (kind === 'create' && ids.length >= ceiling) kind = 'delete';
   if ((kind === 'edit' || kind === 'delete') && ids.length === 0) kind = 'create';
   if (kind === 'move' && ids.length < 2) kind = 'create';
-  const text = settings.workload.text?.replaceAll('{n}', String(n)) ?? `Edited ${n} with some **text**.`;
+  const text = (settings.workload.text ?? (settings.blocks >= 5000 ? 'Edited {n}' : 'Edited {n} with some **text**.')).replaceAll('{n}', String(n));
   const pick = () => ids[Math.floor(Math.random() * ids.length)]!;
   let mutation: Record<string, unknown>;
   if (kind === 'edit') mutation = { kind: 'edit', blockId: pick(), block: { type: 'paragraph', markdown: text } };
@@ -133,7 +140,7 @@ async function makeDocuments(target: BenchTarget, settings: RunSettings, key: ()
     const doc: DocState = { ref: made.ref, revision: made.revision, ids: [] };
     for (let n = 0; n < settings.blocks; ) {
       const count = Math.min(50, settings.blocks - n);
-      const blocks = Array.from({ length: count }, (_, i) => ({ type: 'paragraph', markdown: blockText(n + i) }));
+      const blocks = Array.from({ length: count }, (_, i) => ({ type: 'paragraph', markdown: blockText(n + i, settings.blocks) }));
       const out = await target.mutate(doc.ref, 'create', doc.revision, key(), { v: 1, intent: 'kw bench setup', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks } });
       if (out.status !== 200 || !out.revision) throw new SetupFailed(`adding blocks to a document answered ${errorKey(out)}`);
       doc.revision = out.revision;
@@ -295,6 +302,13 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
     secondErrors = 0;
   };
   const timer = setInterval(tick, 1000);
+  const windowCalls = new Set<'start' | 'end'>();
+  const windowCall = (phase: 'start' | 'end') => {
+    if (windowCalls.has(phase)) return;
+    windowCalls.add(phase);
+    settings.onWindow?.(phase);
+  };
+  const windowTimers = settings.onWindow ? [setTimeout(() => windowCall('start'), measureFrom - performance.now()), setTimeout(() => windowCall('end'), measureTo - performance.now())] : [];
 
   try {
     if (settings.rate === null) {
@@ -343,6 +357,11 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
     }
   } finally {
     clearInterval(timer);
+    for (const t of windowTimers) clearTimeout(t);
+    if (settings.onWindow) {
+      windowCall('start');
+      windowCall('end');
+    }
   }
   if (samples.length === 0 || performance.now() - lastTick > 500) tick();
 
@@ -356,7 +375,7 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
   const operations: Measured['operations'] = {};
   for (const [op, e] of byOp) {
     if (e.count === 0) continue;
-    operations[op] = { count: e.count, errors: e.errors, throughput: round((e.count - e.errors) / durationS), latencyMs: percentilesOf(e.h), meanBytes: e.answers ? Math.round(e.bytes / e.answers) : 0 };
+    operations[op] = { count: e.count, errors: e.errors, throughput: round((e.count - e.errors) / durationS), latencyMs: percentilesOf(e.h), meanMs: Math.round(e.h.mean) / 1000, meanBytes: e.answers ? Math.round(e.bytes / e.answers) : 0 };
   }
   return {
     durationS,

@@ -5,8 +5,6 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import https from 'node:https';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +17,7 @@ import type { Actor } from '../../src/deps.ts';
 import { createEngine, type Engine } from '../../src/engine.ts';
 import { ServiceError } from '../../src/errors.ts';
 import type { Storage } from '../../src/ports.ts';
+import { leanHttpClient, type RawResponse } from './http-client.ts';
 import type { TargetSpec } from './options.ts';
 import type { Operation } from './workloads.ts';
 
@@ -145,42 +144,10 @@ export function engineTargetOver(engine: Engine, kind: 'memory' | 'lowdb' | 'pos
 // ---------------------------------------------------------------------------------------------
 // HTTP: any running service
 
-interface Raw {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
+type Raw = RawResponse;
 
-/** A keep-alive HTTP client for one origin (node:http: lighter than fetch, as a load generator must be). */
-export function httpClient(base: string, sockets: number) {
-  const url = new URL(base);
-  const secure = url.protocol === 'https:';
-  const agent = secure ? new https.Agent({ keepAlive: true, maxSockets: sockets }) : new http.Agent({ keepAlive: true, maxSockets: sockets });
-  const request = secure ? https.request : http.request;
-  const prefix = url.pathname.replace(/\/$/, '');
-  return {
-    agent,
-    send(method: string, path: string, headers: Record<string, string>, body?: string, timeoutMs = 30_000): Promise<Raw> {
-      return new Promise((done, fail) => {
-        const req = request(
-          { agent, host: url.hostname, port: url.port || (secure ? 443 : 80), method, path: prefix + path, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
-            res.on('error', fail);
-          },
-        );
-        req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })));
-        req.on('error', fail);
-        req.end(body);
-      });
-    },
-    close() {
-      agent.destroy();
-    },
-  };
-}
+/** The client of the HTTP targets (app/bench/http-client.ts: lighter than node:http, as a load generator must be). */
+export const httpClient = leanHttpClient;
 
 function networkFailure(error: unknown): Answer {
   return { status: 0, code: (error as NodeJS.ErrnoException).code ?? (error as Error).message, bytes: 0 };
@@ -291,8 +258,12 @@ export function httpTarget(base: string, token: string, sockets: number): BenchT
 // ---------------------------------------------------------------------------------------------
 // Baselines
 
-/** Text of a block, the same in the engine's documents and the raw Yjs baseline. */
-export const blockText = (n: number) => `Block ${n} with some **text** in it.`;
+/**
+ * Text of the n-th block of a document of `size` blocks, the same in the engine's documents and the
+ * raw Yjs baseline. From 5,000 blocks on it is short plain text: 10,000 blocks of the richer text
+ * (~305 bytes of rich-json each) would pass the API's 2 MB response limit, which every mutation keeps.
+ */
+export const blockText = (n: number, size: number) => (size >= 5000 ? `Block ${n}` : `Block ${n} with some **text** in it.`);
 
 /**
  * The in-process baseline: raw Yjs doing the same operations. A document is a Y.Map of block records

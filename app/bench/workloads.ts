@@ -47,7 +47,7 @@ const WorkloadFileSchema = v.strictObject({
     v.check((mix) => Object.values(mix).some((w) => (w ?? 0) > 0), 'needs at least one operation with a weight above 0'),
   ),
   documents: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000))),
-  blocks: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(5000))),
+  blocks: v.optional(v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000))),
   distribution: v.optional(v.picklist(['uniform', 'zipfian', 'partitioned'])),
   text: v.optional(v.pipe(v.string(), v.minLength(1), v.maxLength(40_000))),
 });
