@@ -67,6 +67,8 @@ async function makeDocs(url: string, token: string, n: number): Promise<{ ref: s
 }
 
 let counter = 0;
+/** The first few non-200 answers autocannon met on edits (printed, to tell a race from a failure). */
+export const statuses = new Set<string>();
 /** autocannon edits: a free document per request, its revision, a new key (bench/http.ts's scheme). */
 function editRequests(docs: { ref: string; revision: string; ids: string[] }[], token: string): CannonRequest[] {
   const free = [...docs];
@@ -85,7 +87,8 @@ function editRequests(docs: { ref: string; revision: string; ids: string[] }[], 
           body: JSON.stringify({ v: 1, intent: 'kw bench edit', mutation: { kind: 'edit', blockId: doc.ids[n % doc.ids.length], block: { type: 'paragraph', markdown: `Edited ${n} with some **text**.` } } }),
         };
       },
-      onResponse: (_s, _b, context: Ctx, headers) => {
+      onResponse: (status, body, context: Ctx, headers) => {
+        if (status !== 200 && statuses.size < 3) statuses.add(`${status} ${body.slice(0, 200)}`);
         const doc = context.doc;
         if (!doc) return;
         if (headers?.['service-revision']) doc.revision = headers['service-revision'];
@@ -160,6 +163,7 @@ export async function runAgreementBench(rounds = 3): Promise<void> {
   for (const [name, f] of Object.entries(figures)) {
     rows.push([name, fmt(mean(f.kw)), fmt(mean(f.ac)), `${((mean(f.kw) / mean(f.ac)) * 100).toFixed(1)}%`, `${(spread(f.kw) * 100).toFixed(0)}%`, `${(spread(f.ac) * 100).toFixed(0)}%`, mean(f.kwP50).toFixed(2), mean(f.acP50).toFixed(2)]);
   }
+  for (const s of statuses) console.log(`  autocannon edit answer: ${s}`);
   table(rows, 'kw bench vs autocannon (same server, same workload, taking turns)', 3);
   console.log('spread: (max - min) / mean of the rounds; the tools agree when kw/autocannon is within the spreads');
 }

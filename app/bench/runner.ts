@@ -81,13 +81,9 @@ type Histogram = ReturnType<typeof newHistogram>;
 const ms = (us: number) => Math.round(us) / 1000;
 export function percentilesOf(h: Histogram): Percentiles {
   if (h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, p999: 0, max: 0 };
-  return {
-    p50: ms(h.getValueAtPercentile(50)),
-    p90: ms(h.getValueAtPercentile(90)),
-    p99: ms(h.getValueAtPercentile(99)),
-    p999: ms(h.getValueAtPercentile(99.9)),
-    max: ms(h.maxValue),
-  };
+  // A percentile is its bucket's highest equivalent value, which can pass the largest value recorded.
+  const at = (p: number) => ms(Math.min(h.getValueAtPercentile(p), h.maxValue));
+  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: ms(h.maxValue) };
 }
 
 interface DocState {
