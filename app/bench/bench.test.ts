@@ -190,6 +190,17 @@ test('open model: sends on schedule, and latency counts from the scheduled time 
   assert.is(c.scheduleLagMs, null);
 });
 
+test('a stopped run (Ctrl-C) ends at once and reports the part of the window it measured', async () => {
+  const stop = new AbortController();
+  setTimeout(() => stop.abort(), 600);
+  const started = performance.now();
+  const m = await runWorkload(slowTarget(2), settings({ durationS: 30, warmupS: 0.2, signal: stop.signal }));
+  assert.ok(performance.now() - started < 5000, 'not the 30 s asked for');
+  assert.ok(m.durationS > 0.1 && m.durationS < 2, `measured ${m.durationS} s`);
+  assert.ok(Math.abs(m.throughput - m.successes / m.durationS) < 1, 'throughput over the time measured');
+  assert.match(m.notes.join(' '), /stopped early: [\d.]+ s of the 30 s measured/);
+});
+
 function fakeResult(throughputs: number[], p50s: number[], p99s: number[]): BenchResult {
   const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   const l = { p50: mean(p50s), p90: mean(p99s) * 0.8, p99: mean(p99s), p999: mean(p99s) * 1.5, max: mean(p99s) * 2 };

@@ -57,7 +57,14 @@ export async function runBench(options: BenchOptions, io: CliIO): Promise<{ code
   const workload = await loadWorkload(options.workload, BENCH_HELP_COMMAND);
   const base = settingsOf(options, workload);
   const progress = options.quiet ? undefined : (line: string) => io.err(`kw bench: ${line}`);
-  const settings: RunSettings = { ...base, ...(progress ? { progress } : {}) };
+  // Ctrl-C stops the run: what was measured is reported and the documents are cleaned up; a second one quits at once.
+  const stop = new AbortController();
+  const onSigint = () => {
+    if (stop.signal.aborted) process.exit(130);
+    stop.abort();
+    io.err('kw bench: stopping: reporting what was measured and cleaning up (Ctrl-C again to quit at once)');
+  };
+  const settings: RunSettings = { ...base, signal: stop.signal, ...(progress ? { progress } : {}) };
   const write = Object.keys(workload.mix).some((op) => op !== 'read');
   let target: BenchTarget;
   try {
@@ -73,12 +80,13 @@ export async function runBench(options: BenchOptions, io: CliIO): Promise<{ code
   let baseline: BaselineResult | null = null;
   const startedAt = new Date();
   const notes: string[] = [];
+  process.on('SIGINT', onSigint);
   try {
     const pre = await target.preflight({ write });
     for (const note of pre.notes) io.err(`kw bench: ${note}`);
     progress?.(`${workload.name} on ${target.label}: making ${settings.documents} documents of ${settings.blocks} blocks, then ${settings.warmupS} s warm-up and ${settings.durationS} s measured`);
     measured = await runWorkload(target, settings);
-    if (options.baseline) {
+    if (options.baseline && !stop.signal.aborted) {
       progress?.(`baseline: the same workload on ${target.kind === 'http' ? 'a bare node:http server answering the same sizes' : 'raw Yjs'}`);
       baseline = await runBaseline(target, settings, measured);
     }
@@ -90,6 +98,8 @@ export async function runBench(options: BenchOptions, io: CliIO): Promise<{ code
     }
     await target.close({ keep: options.keep }).catch(() => []);
     throw error;
+  } finally {
+    process.off('SIGINT', onSigint);
   }
   notes.push(...(await target.close({ keep: options.keep })));
   measured.notes.push(...notes);

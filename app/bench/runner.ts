@@ -24,6 +24,8 @@ export interface RunSettings {
   keep: boolean;
   /** Called about every second with a progress line; none when absent. */
   progress?: (line: string) => void;
+  /** Stops the run early (Ctrl-C): operations in flight finish, the figures cover the time measured. */
+  signal?: AbortSignal;
   /** Called when the measured window starts and ends (e.g. to read a server's CPU time around it). */
   onWindow?: (phase: 'start' | 'end') => void;
 }
@@ -208,6 +210,7 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
   let counter = 0;
 
   const t0 = performance.now();
+  let stoppedAt = Infinity;
   const measureFrom = t0 + settings.warmupS * 1000;
   const measureTo = measureFrom + settings.durationS * 1000;
   const measuring = (at: number) => at >= measureFrom && at < measureTo;
@@ -312,7 +315,7 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
       await Promise.all(
         Array.from({ length: settings.clients }, async (_, client) => {
           let yielded = performance.now();
-          while (performance.now() < measureTo) {
+          while (performance.now() < measureTo && !settings.signal?.aborted) {
             // An in-process target can answer without ever leaving the microtask queue: let the
             // progress timer (and the other clients' I/O) run every few milliseconds.
             if (performance.now() - yielded > 10) {
@@ -333,9 +336,10 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
       await Promise.all(
         Array.from({ length: settings.clients }, async (_, lane) => {
           let scheduled = t0 + (lane / settings.clients) * interval;
-          while (scheduled < measureTo) {
+          while (scheduled < measureTo && !settings.signal?.aborted) {
             const now = performance.now();
-            if (scheduled > now) await sleep(scheduled - now);
+            if (scheduled > now) await sleep(Math.min(scheduled - now, 250));
+            if (performance.now() < scheduled) continue; // woke early to look at the signal
             const sentAt = performance.now();
             if (measuring(scheduled)) {
               const lag = Math.max(0, sentAt - scheduled);
@@ -352,6 +356,7 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
       );
     }
   } finally {
+    stoppedAt = performance.now();
     clearInterval(timer);
     for (const t of windowTimers) clearTimeout(t);
     if (settings.onWindow) {
@@ -367,15 +372,18 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
     notes.push(`emptied the ${emptied} of ${docs.length} documents it made (the API deletes no documents: each keeps its title "kw bench ${run} N" and no blocks); --keep keeps them whole`);
   } else if (settings.keep && target.persistent) notes.push(`kept the ${docs.length} documents it made (titles "kw bench ${run} N")`);
 
-  const durationS = settings.durationS;
+  // Stopped early: the figures cover the part of the measured window that ran.
+  const durationS = settings.signal?.aborted ? Math.max(0, Math.min(settings.durationS, Math.round(stoppedAt - measureFrom) / 1000)) : settings.durationS;
+  if (settings.signal?.aborted) notes.push(durationS > 0 ? `stopped early: ${durationS} s of the ${settings.durationS} s measured` : 'stopped before the measured window began: nothing measured');
+  const per = (n: number) => (durationS > 0 ? n / durationS : 0);
   const operations: Measured['operations'] = {};
   for (const [op, e] of byOp) {
     if (e.count === 0) continue;
-    operations[op] = { count: e.count, errors: e.errors, throughput: round((e.count - e.errors) / durationS), latencyMs: percentilesOf(e.h), meanMs: Math.round(e.h.mean) / 1000, meanBytes: e.answers ? Math.round(e.bytes / e.answers) : 0 };
+    operations[op] = { count: e.count, errors: e.errors, throughput: round(per(e.count - e.errors)), latencyMs: percentilesOf(e.h), meanMs: Math.round(e.h.mean) / 1000, meanBytes: e.answers ? Math.round(e.bytes / e.answers) : 0 };
   }
   return {
     durationS,
-    throughput: round(successes / durationS),
+    throughput: round(per(successes)),
     latencyMs: percentilesOf(all),
     operations,
     errors,
