@@ -11,6 +11,8 @@
  * kw token create --url URL --operator-key KEY --scopes a,b [--account A] [--document REF]
  *          [--budget N] [--expires-in-days D] [--label TEXT] [--json]
  * kw reset --data DIR [--yes]
+ * kw bench [WORKLOAD] [--url URL --token TOKEN | --storage memory|lowdb|postgres] [options] (docs/bench.md)
+ * kw bench compare A.json B.json
  * kw help | kw --help | kw <command> --help | kw --version
  * ```
  *
@@ -25,6 +27,7 @@ import { MCP_HELP, runMcpCommand } from './mcp-command.ts';
 import { startServe, stopOnSignals, type CliIO } from './serve-command.ts';
 import { runTokenCreate } from './token-command.ts';
 import { runReset } from './reset-command.ts';
+import { runBenchCommand } from './bench/command.ts';
 import { RESET_HELP, SERVE_HELP, TOKEN_GROUP_HELP, TOKEN_HELP, USAGE, UsageError } from './usage.ts';
 import { VERSION } from './version.ts';
 
@@ -84,6 +87,7 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
       }
       return await runTokenCreate(rest.slice(1), io);
     }
+    if (command === 'bench') return await runBenchCommand(rest, io);
     if (command === 'reset') {
       if (wantsHelp(rest)) {
         io.out(RESET_HELP);

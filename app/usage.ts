@@ -103,6 +103,7 @@ Commands:
   mcp                         serve the API to an MCP client over stdio
   token create                create a credential through the operator API
   reset                       empty a data folder
+  bench                       benchmark mutation throughput of the engine or of a running service
   help                        show this text
 
 Options:

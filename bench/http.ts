@@ -24,6 +24,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { runWorkload, type Measured, type RunSettings } from '../app/bench/runner.ts';
+import { bareHttpTarget, httpTarget } from '../app/bench/targets.ts';
+import { BUILT_IN, type Workload } from '../app/bench/workloads.ts';
 
 // autocannon ships no type declarations; these are the parts used here.
 namespace autocannon {
@@ -111,6 +114,8 @@ interface ServerReady {
   documents?: DocumentLease[];
   /** Size of the rich-json GET body of the first document. */
   getBytes?: number;
+  /** An account-wide token (document:create, read, write) for `kw bench`'s load engine, which makes its own documents. */
+  token?: string;
 }
 
 async function bareEcho(): Promise<http.Server> {
@@ -185,7 +190,9 @@ async function kwSetup(spec: { documents: number; blocks: number }, budgetWindow
 
 async function kwServer(spec: { documents: number; blocks: number }): Promise<ServerReady & { close(): Promise<void> }> {
   const { listen } = await import('../transports/http/listener.ts');
-  const { engine, documents, handler } = await kwSetup(spec);
+  // 100 ms budget windows: kw bench's clients share one token (10,000 requests per window).
+  const { engine, documents, handler } = await kwSetup(spec, spec.documents === 0 ? 100 : 1000);
+  const { token } = await engine.credentials.create({ accountId: 'bench', label: 'kw bench', scopes: ['document:create', 'document:read', 'document:write'] });
   const listener = await listen(handler, { host: '127.0.0.1', port: 0 });
   let getBytes: number | undefined;
   const first = documents[0];
@@ -197,6 +204,7 @@ async function kwServer(spec: { documents: number; blocks: number }): Promise<Se
   return {
     url: listener.url,
     documents,
+    token,
     ...(getBytes === undefined ? {} : { getBytes }),
     async close() {
       await listener.close();
@@ -247,14 +255,6 @@ function childCpu(child: ChildProcess): Promise<number> {
     child.on('message', on);
     child.send('cpu');
   });
-}
-
-/** Run one autocannon case and measure the server child's CPU µs per answered request. */
-async function cannonCpu(child: ChildProcess, options: autocannon.Options): Promise<{ result: autocannon.Result; cpuUs: number }> {
-  const before = await childCpu(child);
-  const result = await cannon(options);
-  const after = await childCpu(child);
-  return { result, cpuUs: (after - before) / Math.max(1, result.requests.total) };
 }
 
 /**
@@ -317,6 +317,32 @@ async function stopServer(child: ChildProcess): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
   await exited;
   clearTimeout(timer);
+}
+
+/** A row from a kw bench measurement. */
+function benchRow(name: string, m: Measured, ratio: number | null): HttpBenchRow {
+  const op = Object.values(m.operations)[0];
+  return {
+    name,
+    requestsPerSec: m.throughput,
+    p50Ms: m.latencyMs.p50,
+    p99Ms: m.latencyMs.p99,
+    mbPerSec: (m.throughput * (op?.meanBytes ?? 0)) / 1e6,
+    non2xx: Object.entries(m.errors).reduce((s, [k, n]) => s + (/^\d/.test(k) ? n : 0), 0),
+    errors: Object.entries(m.errors).reduce((s, [k, n]) => s + (/^\d/.test(k) ? 0 : n), 0),
+    ratio,
+  };
+}
+
+/** Run `work` and measure the server child's CPU µs per request over the measured window. */
+async function runCpu(child: ChildProcess, work: (onWindow: RunSettings['onWindow']) => Promise<Measured>): Promise<{ result: Measured; cpuUs: number }> {
+  let before: Promise<number> = Promise.resolve(0);
+  let after: Promise<number> = Promise.resolve(0);
+  const result = await work((phase) => {
+    if (phase === 'start') before = childCpu(child);
+    else after = childCpu(child);
+  });
+  return { result, cpuUs: ((await after) - (await before)) / Math.max(1, result.requests) };
 }
 
 function row(name: string, r: autocannon.Result, ratio: number | null): HttpBenchRow {
@@ -418,37 +444,29 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
 
   log(`HTTP bench: ${connections} connections, ${duration} s per case, loopback, API over memory storage`);
 
-  // 1. baseline: bare node:http echoing a 1 KB JSON POST
-  const payload = JSON.stringify({ v: 1, padding: 'x'.repeat(1024 - 22) });
-  let server = await startServer({ kind: 'bare-echo' });
-  let baseline: autocannon.Result;
+  // 1 + 2. Through kw bench's load engine (app/bench/runner.ts, the code `kw bench` runs): the
+  // baseline, a bare node:http child answering 1 KB to the same mutation requests (as the 1 KB echo
+  // did); then single-block edits of 10-block documents, one per connection (partitioned: no races
+  // for a revision), and GETs of them (rich-json).
+  const settings = (workload: Workload, onWindow?: RunSettings['onWindow']): RunSettings => ({ ...(onWindow ? { onWindow } : {}), workload, clients: connections, rate: null, durationS: duration, warmupS: Math.min(1, duration / 5), documents: connections, blocks: 10, distribution: 'partitioned', keep: true });
+  const bare = await bareHttpTarget({ edit: 1024, read: 1024 }, connections);
+  let baseline: Measured;
   try {
-    baseline = await cannon({ ...base, url: server.ready.url, method: 'POST', headers: { 'content-type': 'application/json' }, body: payload });
-    rows.push(row('bare node:http, 1 KB JSON POST echo', baseline, null));
+    baseline = await runWorkload(bare, settings(BUILT_IN.edit!));
+    rows.push(benchRow('bare node:http, 1 KB answer to an edit request', baseline, null));
   } finally {
-    await stopServer(server.child);
+    await bare.close({ keep: false });
   }
-
-  // 2. edits on 10-block documents
-  server = await startServer({ kind: 'kw', documents: connections, blocks: 10 });
+  let server = await startServer({ kind: 'kw', documents: 0, blocks: 10 });
   try {
-    const docs = server.ready.documents!;
-    const { result: r, cpuUs: editCpu } = await cannonCpu(server.child, { ...base, url: server.ready.url, requests: editRequests(docs) });
-    rows.push(row('API edit, 10-block document', r, r.requests.average / baseline.requests.average));
-    serverCpu.push(`server CPU per request under load: edit ${editCpu.toFixed(1)} µs`);
-    let next = 0;
-    const reads: autocannon.Request[] = [
-      {
-        method: 'GET',
-        setupRequest: (req: autocannon.Request) => {
-          const d = docs[next++ % docs.length]!;
-          return { ...req, path: `/api/v1/documents/${d.ref}`, headers: { authorization: `Bearer ${d.token}` } };
-        },
-      },
-    ];
-    const { result: g, cpuUs: getCpu } = await cannonCpu(server.child, { ...base, url: server.ready.url, requests: reads });
-    serverCpu.push(`GET ${getCpu.toFixed(1)} µs`);
-    rows.push(row('API GET, 10-block document (rich-json)', g, g.requests.average / baseline.requests.average));
+    const target = httpTarget(server.ready.url, server.ready.token!, connections);
+    const editCpu = await runCpu(server.child, (onWindow) => runWorkload(target, settings(BUILT_IN.edit!, onWindow)));
+    rows.push(benchRow('API edit, 10-block document', editCpu.result, editCpu.result.throughput / baseline.throughput));
+    serverCpu.push(`server CPU per request under load: edit ${editCpu.cpuUs.toFixed(1)} µs`);
+    const getCpu = await runCpu(server.child, (onWindow) => runWorkload(target, settings(BUILT_IN.read!, onWindow)));
+    serverCpu.push(`GET ${getCpu.cpuUs.toFixed(1)} µs`);
+    rows.push(benchRow('API GET, 10-block document (rich-json)', getCpu.result, getCpu.result.throughput / baseline.throughput));
+    await target.close({ keep: true });
   } finally {
     await stopServer(server.child);
   }
@@ -464,7 +482,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     return rows;
   }
 
-  // 3 + 4. edits on, and GET of, 10,000-block documents
+  // 3 + 4. edits on, and GET of, 10,000-block documents (autocannon: the documents are built inside
+  // the server child, which is faster than 200 create requests per document through the API)
   server = await startServer({ kind: 'kw', documents: connections, blocks: 10_000 });
   let getBytes = 0;
   let edit: autocannon.Result;

@@ -20,6 +20,7 @@ import { runPagesBench } from './pages.ts';
 import { runPostgresBench } from './postgres.ts';
 import { runFuzzBench } from './fuzz.ts';
 import { runSyncBench } from './sync.ts';
+import { runAgreementBench } from './agreement.ts';
 import { recordTable, writeReport } from './report.ts';
 
 // The HTTP bench forks this same file as its server processes: they must not run the benches.
@@ -51,6 +52,7 @@ if (!process.env.KW_BENCH_SERVER) {
   if (only === 'search') await runSearchBench();
   if (only === 'pages') await runPagesBench();
   if (only === 'postgres') await runPostgresBench();
+  if (only === 'agreement') await runAgreementBench(Number(args[1] ?? 3));
   if (only === 'fuzz') await runFuzzBench(Number(args[1] ?? 3000), Number(args[2] ?? Math.floor(Math.random() * 2 ** 31)));
   if (!only || only === 'sync') await runSyncBench({ storage });
   if (only === 'profile') await runProfileLoop(Number(args[1] ?? 10), args[2] ?? 'edit', Number(args[3] ?? 3));

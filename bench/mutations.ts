@@ -1,6 +1,6 @@
 /**
  * Mutation throughput of the engine in-process, beside raw Yjs doing the same operations in the
- * same run. Prints mutations/s and the ratio to raw Yjs and the heap held by a 10,000-block document
+ * same run, both driven by `kw bench`'s load engine (app/bench/runner.ts: the same code users run). Prints mutations/s and the ratio to raw Yjs and the heap held by a 10,000-block document
  * (lowdb durability figures are in bench/lowdb.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +14,8 @@ import { createEngine, type Engine } from '../src/engine.ts';
 import { sha256Hex } from '../src/hash.ts';
 import type { Storage } from '../src/ports.ts';
 import { recordTable } from './report.ts';
+import { runWorkload, type Measured, type RunSettings } from '../app/bench/runner.ts';
+import { engineTargetOver, rawYjsTarget } from '../app/bench/targets.ts';
 
 export const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 1);
 /**
@@ -25,17 +27,6 @@ const MEMORY_ONLY = process.env.KW_BENCH_MUTATIONS === '10';
 /** A clock in milliseconds. */
 type Clock = () => number;
 const wallMs: Clock = () => performance.now();
-/** This process's CPU time (user + system, every thread of it, the garbage collector's included). */
-const cpuMs: Clock = () => {
-  const used = process.cpuUsage();
-  return (used.user + used.system) / 1000;
-};
-/**
- * The clock of the in-process rows: wall time, or with `KW_BENCH_CLOCK=cpu` CPU time, which other
- * processes on a shared machine disturb far less (they take the cores away, not the work). Rows
- * that wait on a disk (lowdb) always use wall time.
- */
-const inProcessClock: Clock = process.env.KW_BENCH_CLOCK === 'cpu' ? cpuMs : wallMs;
 export const actor: Actor = { accountId: 'bench', credentialRef: null, documentRef: null };
 let keySeq = 0;
 export const key = () => `bench-key-${(++keySeq).toString(36).padStart(10, '0')}`;
@@ -180,61 +171,43 @@ export function table(rows: string[][], title = '', chart = rows[0]!.length - 1,
   for (const r of rows) console.log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
 }
 
-/** Engine vs raw Yjs on documents of the given sizes. */
-async function throughput(makeStorage: () => Promise<Storage>, label: string, sizes: number[], ops: Op[] = OPS, clock: Clock = wallMs): Promise<string[][]> {
+/**
+ * Engine vs raw Yjs on documents of the given sizes, both through `kw bench`'s load engine
+ * (app/bench/runner.ts): one client, one document of `size` blocks, one operation kind. A kind's rate
+ * is by its own time (1000 / mean latency of its successes), as before: structural kinds keep the
+ * document between half and twice its size (at most 9,999 blocks), so a create at the bound is
+ * followed by a delete, which counts as a delete.
+ */
+async function throughput(makeStorage: () => Promise<Storage>, label: string, kind: 'memory' | 'lowdb', sizes: number[], ops: Op[] = OPS): Promise<string[][]> {
   const rows: string[][] = [];
   for (const size of sizes) {
-    for (const kind of ops) {
-      // Deletes run from `size` down to `low`, creates from `low` up to `size` (the 10,000-block
-      // bound leaves no room above), refilled or trimmed outside the timed sections.
-      const low = size - Math.min(Math.floor(size / 2), 500);
-      const high = size;
-      const raw = rawYjs(kind === 'create' ? low : size);
-      const rawRate =
-        kind === 'delete'
-          ? await rate(() => raw.op(kind), () => raw.size() <= low, raw.refill, SECONDS, clock)
-          : kind === 'create'
-            ? await rate(() => raw.op(kind), () => raw.size() >= high, () => raw.trim(low), SECONDS, clock)
-            : await rate(() => raw.op(kind), undefined, undefined, SECONDS, clock);
-      const storage = await makeStorage();
-      const engine = createEngine({ storage });
-      const state = await buildDocument(engine, kind === 'create' ? low : size);
-      const op = engineOp(engine, state, kind);
-      let engineRate: number;
-      if (kind === 'delete') engineRate = await rate(op, () => state.ids.length <= low, () => refill(engine, state, size), SECONDS, clock);
-      else if (kind === 'create') engineRate = await rate(op, () => state.ids.length >= high, () => trim(engine, state, low), SECONDS, clock);
-      else engineRate = await rate(op, undefined, undefined, SECONDS, clock);
-      await engine.close();
-      rows.push([`${label} ${kind}`, fmt(size), fmt(rawRate), fmt(engineRate), `${((engineRate / rawRate) * 100).toFixed(1)}%`]);
+    for (const op of ops) {
+      const settings: RunSettings = {
+        workload: { name: op, description: `${op} only`, mix: { [op]: 1 } },
+        clients: 1,
+        rate: null,
+        durationS: SECONDS,
+        warmupS: Math.min(0.5, SECONDS / 4),
+        documents: 1,
+        blocks: size,
+        distribution: 'partitioned',
+        keep: false,
+      };
+      const ownRate = (m: Measured) => {
+        const o = m.operations[op];
+        if (!o || o.meanMs <= 0) throw new Error(`${label} ${op} at ${size} blocks: no ${op} succeeded (${JSON.stringify(m.errors)})`);
+        return 1000 / o.meanMs;
+      };
+      const rawTarget = rawYjsTarget();
+      const rawRate = ownRate(await runWorkload(rawTarget, settings));
+      await rawTarget.close({ keep: false });
+      const target = engineTargetOver(createEngine({ storage: await makeStorage() }), kind);
+      const engineRate = ownRate(await runWorkload(target, settings));
+      await target.close({ keep: false });
+      rows.push([`${label} ${op}`, fmt(size), fmt(rawRate), fmt(engineRate), `${((engineRate / rawRate) * 100).toFixed(1)}%`]);
     }
   }
   return rows;
-}
-
-async function refill(engine: Engine, state: { ref: string; revision: string; ids: string[] }, size: number): Promise<void> {
-  while (state.ids.length < size) {
-    const n = Math.min(50, size - state.ids.length);
-    const blocks = Array.from({ length: n }, () => ({ type: 'paragraph', markdown: 'Refill block.' }));
-    const out = await engine.documents.mutate(actor, state.ref, {
-      idempotencyKey: key(),
-      ifRevision: state.revision,
-      body: { v: 1, intent: 'refill', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks } },
-    });
-    state.revision = out.document.revision;
-    state.ids.push(...out.receipt.affectedBlockIds);
-  }
-}
-
-async function trim(engine: Engine, state: { ref: string; revision: string; ids: string[] }, size: number): Promise<void> {
-  while (state.ids.length > size) {
-    const blockIds = state.ids.splice(Math.max(size, state.ids.length - 64));
-    const out = await engine.documents.mutate(actor, state.ref, {
-      idempotencyKey: key(),
-      ifRevision: state.revision,
-      body: { v: 1, intent: 'trim', mutation: { kind: 'delete', blockIds } },
-    });
-    state.revision = out.document.revision;
-  }
 }
 
 /** The 10,000-block edit target: engine edit vs (raw Yjs edit + one SHA-256 pass over the document). */
@@ -272,10 +245,9 @@ async function heap(): Promise<void> {
 
 /** Run every mutation benchmark and print the tables. */
 export async function runMutationBench(): Promise<void> {
-  const cpu = inProcessClock === cpuMs ? ', memory rows by CPU time (KW_BENCH_CLOCK=cpu)' : '';
-  console.log(`Mutation throughput, ${SECONDS}s per case (KW_BENCH_SECONDS to change)${cpu}\n`);
+  console.log(`Mutation throughput, ${SECONDS}s per case (KW_BENCH_SECONDS to change), through kw bench's load engine (app/bench)\n`);
   const rows = [['case', 'blocks', 'raw Yjs ops/s', 'engine ops/s', 'engine/raw']];
-  rows.push(...(await throughput(async () => memoryStorage(), 'memory', MEMORY_ONLY ? [10] : [10, 1000, 10_000], OPS, inProcessClock)));
+  rows.push(...(await throughput(async () => memoryStorage(), 'memory', 'memory', MEMORY_ONLY ? [10] : [10, 1000, 10_000])));
   if (MEMORY_ONLY) {
     table(rows);
     return;
@@ -283,7 +255,7 @@ export async function runMutationBench(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'kw-bench-'));
   let n = 0;
   try {
-    rows.push(...(await throughput(() => lowdbStorage({ dir: join(dir, `db${n++}`) }), 'lowdb', [10, 1000, 10_000])));
+    rows.push(...(await throughput(async () => lowdbStorage({ dir: join(dir, `db${n++}`) }), 'lowdb', 'lowdb', [10, 1000, 10_000])));
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

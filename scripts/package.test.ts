@@ -3,7 +3,8 @@
  * the network into an empty app, and there: the README quick start (TypeScript) type-checked strictly and
  * run under plain node (types stripped) with memory and lowdb storage, a strict TypeScript consumer, and
  * the installed `kw` serving the demo token and the prebuilt document editor (mounted in Chromium when
- * there is one).
+ * there is one), and `npx kw bench` run in-process and against the installed `kw serve`, its page
+ * opened in Chromium.
  * @remarks Offline: the app's dependencies come from the npm cache that `npm ci` filled (see
  * scripts/pack-app.ts). When the install still cannot work offline the tests say why and stop.
  */
@@ -12,6 +13,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { suite } from 'uvu';
@@ -330,6 +332,62 @@ test('the installed kw serves the prebuilt editor: editor.js and its chunks as J
     assert.is(await kwServe.stop(), 0, kwServe.stderr());
   } finally {
     kwServe.kill();
+  }
+});
+
+/**
+ * Open a `kw bench --html` page in headless Chromium from a file URL; resolves with every request it
+ * made beyond itself, its script errors, and how many SVG charts it shows.
+ */
+async function benchPageInChromium(file: string): Promise<{ requests: string[]; errors: string[]; charts: number; title: string }> {
+  const browser = await launchChromium(join(work, 'chromium'));
+  try {
+    const page = await browser.newPage();
+    const requests: string[] = [];
+    const errors: string[] = [];
+    const self = pathToFileURL(file).href;
+    page.on('request', (r) => {
+      if (r.url() !== self) requests.push(r.url());
+    });
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(self);
+    const charts = await page.locator('figure svg polyline, figure svg rect').count();
+    return { requests, errors, charts, title: await page.title() };
+  } finally {
+    await browser.close();
+  }
+}
+
+test('npx kw bench in the app: a short edit run in-process and against an installed kw serve URL, the JSON result and the HTML page (in Chromium)', async () => {
+  if (skip) return;
+  const npx = process.platform === 'win32' ? 'npx.cmd' : 'npx';
+  const bench = (args: string[]) => run(npx, ['--no-install', 'kw', 'bench', ...args], { cwd: app, maxBuffer: 16 * 1024 * 1024 });
+  assert.match((await bench(['--help'])).stdout, /^Usage: npx kw bench \[WORKLOAD\] \[options\]/);
+  const local = await bench(['edit', '--duration', '1', '--warmup', '0.5', '--clients', '2', '--baseline', '--json', 'local.json', '--html', 'local.html']);
+  assert.match(local.stdout, /kw bench edit: in-process memory; closed model, 2 clients/);
+  assert.match(local.stderr, /measuring/);
+  const r = JSON.parse(await readFile(join(app, 'local.json'), 'utf8')) as { v: number; workload: string; throughput: number; operations: Record<string, unknown>; baseline: { kind: string; ratio: number } | null };
+  assert.equal([r.v, r.workload, r.baseline?.kind], [1, 'edit', 'raw-yjs']);
+  assert.ok(r.throughput > 0 && r.baseline!.ratio > 0 && 'edit' in r.operations);
+  const kwServe = await startKw();
+  try {
+    const { url, demo } = kwServe.banner;
+    const remote = await bench(['edit', '--url', url, '--token', demo.token, '--duration', '1', '--warmup', '0.5', '--clients', '2', '--json', 'remote.json', '--html', 'remote.html']);
+    assert.match(remote.stdout, new RegExp(`kw bench edit: ${url.replace(/[.]/g, '\\.')}; closed model`));
+    const h = JSON.parse(await readFile(join(app, 'remote.json'), 'utf8')) as { target: string; throughput: number; errors: Record<string, number> };
+    assert.equal([h.target, h.errors], [url, {}]);
+    assert.ok(h.throughput > 0);
+    assert.is(await kwServe.stop(), 0, kwServe.stderr());
+  } finally {
+    kwServe.kill();
+  }
+  if (chromiumAvailable('scripts/package.test.ts (the kw bench page in Chromium)')) {
+    for (const page of ['local.html', 'remote.html']) {
+      const shown = await benchPageInChromium(join(app, page));
+      assert.equal([shown.requests, shown.errors], [[], []], page);
+      assert.ok(shown.charts >= 3, `${page}: ${shown.charts} chart marks`);
+      assert.match(shown.title, /^kw bench edit: /);
+    }
   }
 });
 
