@@ -28,6 +28,12 @@ import { escapeText as esc, unescapeText as unesc } from './text-codec.ts';
 export interface PostgresStorageOptions {
   /** A connection URL, `postgres://user@host:port/database`; or give `pool`. */
   url?: string;
+  /**
+   * A direct connection URL used only to LISTEN for other processes' commits, for when `url` points
+   * at a pooler in transaction mode (PgBouncer `pool_mode = transaction`), which does not deliver
+   * notifications. Default: LISTEN where `url` (or `pool`) connects.
+   */
+  listenUrl?: string;
   /** Options of the `pg` pool (host, user, database, max connections …); `url` wins for the connection. */
   pool?: PoolOptions;
   /**
@@ -43,8 +49,10 @@ export type PostgresStorage = Storage & {
   /** The schema versions this open applied (empty when the database was up to date). */
   readonly migrated: readonly number[];
   /**
-   * Runs `fn` while holding the database-wide lock `name` (a session advisory lock): a process that
-   * calls it with the same name meanwhile waits. Used to load the demo seed once per database.
+   * Runs `fn` while holding the database-wide lock `name` (a transaction-scoped advisory lock, held
+   * by a transaction left open on one connection until `fn` settles, so it works through a pooler in
+   * transaction mode and ends with the connection): a process that calls it with the same name
+   * meanwhile waits. Used to load the demo seed once per database.
    */
   exclusive<T>(name: string, fn: () => Promise<T>): Promise<T>;
   /** Counters for tests and benchmarks. */
@@ -351,7 +359,7 @@ type Phase = 'ops' | 'committing';
 export async function postgresStorage(options: PostgresStorageOptions): Promise<PostgresStorage> {
   const pool: PoolOptions = { ...options.pool };
   if (options.url !== undefined) pool.connectionString = options.url;
-  return openPostgresStorage(pgDriver(pool), options);
+  return openPostgresStorage(pgDriver(pool, options.listenUrl), options);
 }
 
 /**
@@ -692,18 +700,18 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
     exclusive: async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
       if (closed) throw closedError();
       return driver.session(async (s) => {
-        await s.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [`kw:${name}`]);
+        await s.query('BEGIN');
+        let result: T;
         try {
-          return await fn();
-        } finally {
-          // A lock this connection could not release must not go back to the pool with it: ending the connection releases it.
-          await s.query<{ unlocked: boolean }>('SELECT pg_advisory_unlock(hashtextextended($1, 0)) AS unlocked', [`kw:${name}`]).then(
-            ({ rows }) => {
-              if (rows[0]?.unlocked !== true) s.discard?.(new Error(`advisory lock kw:${name} was not held at unlock`));
-            },
-            (error: unknown) => s.discard?.(error instanceof Error ? error : new Error(String(error))),
-          );
+          await s.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`kw:${name}`]);
+          result = await fn();
+        } catch (error) {
+          // A lost connection ended the transaction (and its lock) already; the driver discards it.
+          await s.query('ROLLBACK').catch(() => {});
+          throw error;
         }
+        await s.query('COMMIT');
+        return result;
       });
     },
 
