@@ -36,9 +36,9 @@ export interface ServerProcess {
 }
 
 /** Starts `n` processes on `databaseUrl` (null: each on its own memory storage) at once; resolves when each printed its `--json` line. */
-export async function startProcesses(n: number, databaseUrl: string | null, options: { operatorKey?: string; seed?: boolean; extra?: string[] } = {}): Promise<ServerProcess[]> {
+export async function startProcesses(n: number, databaseUrl: string | null, options: { operatorKey?: string; seed?: boolean; extra?: string[]; root?: string } = {}): Promise<ServerProcess[]> {
   const operatorKey = options.operatorKey ?? randomBytes(24).toString('base64url');
-  const started = await Promise.allSettled(Array.from({ length: n }, () => startOne(databaseUrl, operatorKey, options.seed ?? true, options.extra ?? [])));
+  const started = await Promise.allSettled(Array.from({ length: n }, () => startOne(databaseUrl, operatorKey, options.seed ?? true, options.extra ?? [], options.root ?? root)));
   const failed = started.find((s) => s.status === 'rejected');
   if (failed) {
     await Promise.all(started.flatMap((s) => (s.status === 'fulfilled' ? [s.value.stop('SIGKILL')] : [])));
@@ -47,11 +47,14 @@ export async function startProcesses(n: number, databaseUrl: string | null, opti
   return started.map((s) => (s as PromiseFulfilledResult<ServerProcess>).value);
 }
 
-/** One child; `databaseUrl` null starts it on memory storage (a baseline without a database). */
-async function startOne(databaseUrl: string | null, operatorKey: string, seed: boolean, extra: string[]): Promise<ServerProcess> {
+/**
+ * One child; `databaseUrl` null starts it on memory storage (a baseline without a database). `from`
+ * is the checkout whose `app/cli.ts` runs (the bench compares two).
+ */
+async function startOne(databaseUrl: string | null, operatorKey: string, seed: boolean, extra: string[], from: string): Promise<ServerProcess> {
   const storage = databaseUrl === null ? ['--storage', 'memory'] : ['--storage', 'postgres', '--database-url', databaseUrl];
   const args = ['--import', 'tsx', 'app/cli.ts', 'serve', ...storage, '--port', '0', '--json', '--quiet', '--seed', seed ? 'demo' : 'none', ...extra];
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KW_OPERATOR_KEY: operatorKey } });
+  const child = spawn(process.execPath, args, { cwd: from, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KW_OPERATOR_KEY: operatorKey } });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
