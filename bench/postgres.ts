@@ -2,16 +2,21 @@
  * `npm run bench -- postgres`: `kw serve --storage postgres` processes on the server at
  * 127.0.0.1:5432 against pgbench's single-row update rate measured in the same run.
  * - baseline: `pgbench -N` (8 clients, 2 threads) on a scratch database (`pgbench -i`);
- * - edits/s (200 answers) on 1, 2 and 3 processes, 8 writers on 8 different documents, and 8
- *   writers on one hot document (a stale revision is read again and retried, as an agent would);
+ * - edits/s (200 answers) on 1 and 3 processes, 8 writers on 8 different documents, and 8 writers on
+ *   one hot document (a stale revision is read again and retried, as an agent would), the same on
+ *   memory storage (the engine's ceiling), and 1 and 3 processes through PgBouncer in transaction
+ *   pooling mode (skipped without /usr/sbin/pgbouncer); each row with p50/p99, requests per edit,
+ *   database transactions per edit (`pg_stat_database.xact_commit` delta) and the server processes'
+ *   CPU per edit;
+ * - `KW_BENCH_PG_BEFORE=DIR`: every `kw serve` case also with the processes of the checkout DIR
+ *   ("before"), in the same run;
  * - the full-size linearity run: 32 writers × 200 edits on one document over 3 processes
  *   (KW_BENCH_PG_FULL=1, or `only` for just this run; minutes on a busy machine), checked for versions 2..N without gap or duplicate;
- * - the engine's ceiling on this machine: one process on memory storage under the same load;
- * - the adapter alone: commits/s of edit-shaped batches on 1-3 storages, different documents and one
- *   hot document, each committer on one storage, serialised per document within a storage as the
- *   engine's keyed lock does (requests per edit: commit attempts per success).
- * KW_BENCH_SECONDS sets the time per case (default 8); KW_BENCH_PG=adapter runs pgbench and the
- * adapter-only cases alone (about a minute).
+ * - the adapter alone (KW_BENCH_PG=adapter for just these, `all` to add them): commits/s of
+ *   edit-shaped batches on 1-3 storages, different documents and one hot document, each committer
+ *   on one storage, serialised per document within a storage as the engine's keyed lock does
+ *   (requests per edit: commit attempts per success).
+ * KW_BENCH_SECONDS sets the time per case (default 8).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
