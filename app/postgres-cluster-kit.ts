@@ -36,10 +36,10 @@ export interface ServerProcess {
 }
 
 /** Starts `n` processes on `databaseUrl` (null: each on its own memory storage) at once; resolves when each printed its `--json` line. */
-export async function startProcesses(n: number, databaseUrl: string | null, options: { operatorKey?: string; seed?: boolean; extra?: string[] } = {}): Promise<ServerProcess[]> {
+export async function startProcesses(n: number, databaseUrl: string | null, options: { operatorKey?: string; seed?: boolean; extra?: string[]; root?: string } = {}): Promise<ServerProcess[]> {
   const operatorKey = options.operatorKey ?? randomBytes(24).toString('base64url');
   const storage = databaseUrl === null ? ['--storage', 'memory'] : ['--storage', 'postgres', '--database-url', databaseUrl];
-  const started = await Promise.allSettled(Array.from({ length: n }, () => startOne(storage, operatorKey, options.seed ?? true, options.extra ?? [])));
+  const started = await Promise.allSettled(Array.from({ length: n }, () => startOne(storage, operatorKey, options.seed ?? true, options.extra ?? [], options.root ?? root)));
   const failed = started.find((s) => s.status === 'rejected');
   if (failed) {
     await Promise.all(started.flatMap((s) => (s.status === 'fulfilled' ? [s.value.stop('SIGKILL')] : [])));
@@ -50,13 +50,16 @@ export async function startProcesses(n: number, databaseUrl: string | null, opti
 
 /** One `kw serve` child on a lowdb data folder (no seed); resolves when it printed its `--json` line. */
 export function startLowdbProcess(data: string, operatorKey: string = randomBytes(24).toString('base64url')): Promise<ServerProcess> {
-  return startOne(['--storage', 'lowdb', '--data', data], operatorKey, false, []);
+  return startOne(['--storage', 'lowdb', '--data', data], operatorKey, false, [], root);
 }
 
-/** One child with `storage` (its `--storage …` arguments). */
-async function startOne(storage: string[], operatorKey: string, seed: boolean, extra: string[]): Promise<ServerProcess> {
+/**
+ * One child with `storage` (its `--storage …` arguments). `from` is the checkout whose `app/cli.ts`
+ * runs (the bench compares two).
+ */
+async function startOne(storage: string[], operatorKey: string, seed: boolean, extra: string[], from: string): Promise<ServerProcess> {
   const args = ['--import', 'tsx', 'app/cli.ts', 'serve', ...storage, '--port', '0', '--json', '--quiet', '--seed', seed ? 'demo' : 'none', ...extra];
-  const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KW_OPERATOR_KEY: operatorKey } });
+  const child = spawn(process.execPath, args, { cwd: from, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KW_OPERATOR_KEY: operatorKey } });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<void>((done) => child.once('exit', () => done()));

@@ -31,6 +31,7 @@ export function serveOptionsFrom(args: string[], io: CliIO, env: Record<string, 
       data: { type: 'string' },
       storage: { type: 'string' },
       'database-url': { type: 'string' },
+      'database-listen-url': { type: 'string' },
       seed: { type: 'string' },
       'operator-key': { type: 'string' },
       'capture-allow-private': { type: 'boolean' },
@@ -56,6 +57,9 @@ export function serveOptionsFrom(args: string[], io: CliIO, env: Record<string, 
   const databaseUrl = values['database-url'] ?? (env.DATABASE_URL || undefined);
   if (storage === 'postgres' && databaseUrl === undefined) throw new UsageError('--storage postgres needs --database-url URL (or the environment variable DATABASE_URL)', HELP);
   if (values['database-url'] !== undefined && storage !== 'postgres') throw new UsageError('--database-url needs --storage postgres', HELP);
+  if (values['database-listen-url'] === '') throw new UsageError('--database-listen-url must not be empty', HELP);
+  if (values['database-listen-url'] !== undefined && storage !== 'postgres') throw new UsageError('--database-listen-url needs --storage postgres', HELP);
+  const databaseListenUrl = values['database-listen-url'] ?? (env.DATABASE_LISTEN_URL || undefined);
   const format = oneOf('--log', values.log, ['text', 'json'] as const, 'text', HELP);
   if (values.quiet && values.log !== undefined) throw new UsageError('--quiet and --log exclude each other', HELP);
   return {
@@ -64,6 +68,7 @@ export function serveOptionsFrom(args: string[], io: CliIO, env: Record<string, 
     storage,
     ...(values.data === undefined ? {} : { data: values.data }),
     ...(storage === 'postgres' && databaseUrl !== undefined ? { databaseUrl } : {}),
+    ...(storage === 'postgres' && databaseListenUrl !== undefined ? { databaseListenUrl } : {}),
     seed: oneOf('--seed', values.seed, ['demo', 'none'] as const, 'none', HELP),
     ...(operatorKey === undefined ? {} : { operatorKey }),
     captureAllowPrivate: values['capture-allow-private'] ?? false,

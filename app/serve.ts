@@ -46,6 +46,11 @@ export interface ServeOptions {
   storage?: 'lowdb' | 'memory' | 'postgres';
   /** The PostgreSQL connection URL of `storage: 'postgres'`. */
   databaseUrl?: string;
+  /**
+   * A direct connection to the same database used only to LISTEN for other processes' changes, when
+   * `databaseUrl` points at a pooler in transaction mode; default: LISTEN over `databaseUrl`.
+   */
+  databaseListenUrl?: string;
   /** Data folder of the lowdb storage and of the demo-seed record; default `./.kw-data`. */
   data?: string;
   /** `demo` loads the demo fixtures once into the data folder (postgres: once per database); default `none`. */
@@ -251,7 +256,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     } else if (storageKind === 'postgres') {
       if (!options.databaseUrl) throw new ServeError('--storage postgres needs --database-url URL (or the environment variable DATABASE_URL)');
       try {
-        pg = await postgresStorage({ url: options.databaseUrl });
+        pg = await postgresStorage({ url: options.databaseUrl, ...(options.databaseListenUrl ? { listenUrl: options.databaseListenUrl } : {}) });
       } catch (error) {
         if (!isStorageUnavailable(error)) throw error;
         throw new ServeError(`cannot reach the PostgreSQL database at ${redactUrl(options.databaseUrl)}: ${(error as Error).message}`, { cause: error });

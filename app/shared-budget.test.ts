@@ -40,6 +40,12 @@ test('kw serve --storage postgres takes DATABASE_URL and KW_OPERATOR_KEY from th
   assert.is(fromFlags.databaseUrl, 'postgres://127.0.0.1/b');
   assert.is(fromFlags.operatorKey, 'flag-key-0123456789');
   assert.throws(() => serveOptionsFrom(['--storage', 'postgres'], io, {}), /--storage postgres needs --database-url/);
+  assert.is(fromEnv.databaseListenUrl, undefined, 'without it LISTEN goes over --database-url');
+  const listenEnv = serveOptionsFrom(['--storage', 'postgres'], io, { ...env, DATABASE_LISTEN_URL: 'postgres://127.0.0.1:5432/a' });
+  assert.is(listenEnv.databaseListenUrl, 'postgres://127.0.0.1:5432/a');
+  const listenFlag = serveOptionsFrom(['--storage', 'postgres', '--database-listen-url', 'postgres://127.0.0.1:5433/a'], io, { ...env, DATABASE_LISTEN_URL: 'postgres://x/a' });
+  assert.is(listenFlag.databaseListenUrl, 'postgres://127.0.0.1:5433/a', 'the flag wins');
+  assert.throws(() => serveOptionsFrom(['--database-listen-url', 'postgres://127.0.0.1/a'], io, {}), /--database-listen-url needs --storage postgres/);
   assert.throws(() => serveOptionsFrom([], io, { KW_OPERATOR_KEY: 'short' }), /KW_OPERATOR_KEY must be at least 16 characters/);
   assert.is(serveOptionsFrom([], io, { KW_OPERATOR_KEY: 'lowdb-key-0123456789' }).operatorKey, 'lowdb-key-0123456789', 'with every storage');
 });

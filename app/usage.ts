@@ -25,7 +25,11 @@ Options:
                               where state lives (default lowdb); postgres: several processes
                               on one database share everything (docs/postgres.md)
   --database-url URL          the PostgreSQL database of --storage postgres
-                              (default: the environment variable DATABASE_URL)
+                              (default: the environment variable DATABASE_URL); may be a
+                              pooler in transaction mode (PgBouncer pool_mode = transaction)
+  --database-listen-url URL   a direct connection to the same database used only to LISTEN
+                              for other processes' changes, when --database-url is pooled
+                              (default: DATABASE_LISTEN_URL, else --database-url)
   --seed demo|none            load the demo fixtures once into the data folder, or once per
                               database with postgres (default none)
   --operator-key KEY          operator key of /operator/v1, at least 16 characters

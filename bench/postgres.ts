@@ -2,21 +2,28 @@
  * `npm run bench -- postgres`: `kw serve --storage postgres` processes on the server at
  * 127.0.0.1:5432 against pgbench's single-row update rate measured in the same run.
  * - baseline: `pgbench -N` (8 clients, 2 threads) on a scratch database (`pgbench -i`);
- * - edits/s (200 answers) on 1, 2 and 3 processes, 8 writers on 8 different documents, and 8
- *   writers on one hot document (a stale revision is read again and retried, as an agent would);
+ * - edits/s (200 answers) on 1 and 3 processes, 8 writers on 8 different documents, and 8 writers on
+ *   one hot document (a stale revision is read again and retried, as an agent would), the same on
+ *   memory storage (the engine's ceiling), and 1 and 3 processes through PgBouncer in transaction
+ *   pooling mode (skipped without /usr/sbin/pgbouncer); each row with p50/p99, requests per edit,
+ *   database transactions per edit (`pg_stat_database.xact_commit` delta) and the server processes'
+ *   CPU per edit;
+ * - `KW_BENCH_PG_BEFORE=DIR`: every `kw serve` case also with the processes of the checkout DIR
+ *   ("before"), in the same run;
  * - the full-size linearity run: 32 writers × 200 edits on one document over 3 processes
  *   (KW_BENCH_PG_FULL=1, or `only` for just this run; minutes on a busy machine), checked for versions 2..N without gap or duplicate;
- * - the engine's ceiling on this machine: one process on memory storage under the same load;
- * - the adapter alone: commits/s of edit-shaped batches on 1-3 storages, different documents and one
- *   hot document, each committer on one storage, serialised per document within a storage as the
- *   engine's keyed lock does (requests per edit: commit attempts per success).
- * KW_BENCH_SECONDS sets the time per case (default 8); KW_BENCH_PG=adapter runs pgbench and the
- * adapter-only cases alone (about a minute).
+ * - the adapter alone (KW_BENCH_PG=adapter for just these, `all` to add them): commits/s of
+ *   edit-shaped batches on 1-3 storages, different documents and one hot document, each committer
+ *   on one storage, serialised per document within a storage as the engine's keyed lock does
+ *   (requests per edit: commit attempts per success).
+ * KW_BENCH_SECONDS sets the time per case (default 8).
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { adminQuery, ADMIN_URL, freshDatabase, serverUnavailableReason } from '../adapters/postgres/postgres-kit.ts';
 import { postgresStorage } from '../adapters/postgres/index.ts';
+import { pgbouncerUnavailableReason, startPgBouncer, type PgBouncer } from '../adapters/postgres/pgbouncer-kit.ts';
 import { isStorageConflict } from '../src/ports.ts';
 import { call, createDocument, editOnce, idemKey, startProcesses } from '../app/postgres-cluster-kit.ts';
 import { recordTable } from './report.ts';
@@ -52,6 +59,35 @@ interface CaseResult {
   p50: number;
   p99: number;
   attempts: number;
+  /** Database transactions committed (`pg_stat_database.xact_commit` delta) per successful edit. */
+  xactPerEdit?: number;
+  /** CPU time of the server processes (user + system) per successful edit, ms. */
+  cpuMsPerEdit?: number;
+}
+
+/** Where a case's `kw serve` processes come from and how they reach the database. */
+interface CaseSetup {
+  /** The checkout whose `app/cli.ts` runs; default: this one. */
+  root?: string;
+  /** Through PgBouncer (transaction pooling): the pooled URL, and a direct listen URL when the checkout has the flag. */
+  bouncer?: PgBouncer;
+  listenDirect?: boolean;
+}
+
+/** The committed transactions of `db` so far (after stats of idle backends were flushed). */
+async function xactCommits(name: string): Promise<number> {
+  const { rows } = await adminQuery('SELECT xact_commit FROM pg_stat_database WHERE datname = $1', [name]);
+  return Number(rows[0]?.xact_commit ?? 0);
+}
+
+/** CPU time (user + system) of process `pid` so far, ms (Linux /proc; NaN elsewhere). */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Keep-alive connections for the load generator (undici's fetch costs the client more CPU than an edit costs the server). */
@@ -98,10 +134,13 @@ const editBody = (blockId: string, text: string) => JSON.stringify({ v: 1, inten
  * last answer); a 412 (another writer moved the document) reads the revision again (HEAD) and
  * resends as a new intent, as an agent would.
  */
-async function editCase(n: number, hot: boolean, memory = false): Promise<CaseResult> {
+async function editCase(n: number, hot: boolean, memory = false, setup: CaseSetup = {}): Promise<CaseResult> {
   const db = memory ? null : await freshDatabase();
   // A short budget window: the demo token's 10,000 requests per window must not end the run (a quiet machine spent 10,000 in 2 s).
-  const procs = await startProcesses(n, db?.url ?? null, { extra: ['--budget-window', '200ms'] });
+  const extra = ['--budget-window', '200ms'];
+  if (db && setup.bouncer && setup.listenDirect) extra.push('--database-listen-url', db.url);
+  const url = db === null ? null : setup.bouncer ? setup.bouncer.pooled(db.url) : db.url;
+  const procs = await startProcesses(n, url, { extra, ...(setup.root === undefined ? {} : { root: setup.root }) });
   try {
     const token = procs[0]!.demoToken!;
     const auth = { authorization: `Bearer ${token}` };
@@ -110,6 +149,9 @@ async function editCase(n: number, hot: boolean, memory = false): Promise<CaseRe
     const docs = await Promise.all(Array.from({ length: WRITERS }, (_, i) => hotDoc ?? tenBlockDocument(bases[i % n]!, token, `Doc ${i}`)));
     const latencies: number[] = [];
     let attempts = 0;
+    await new Promise((r) => setTimeout(r, 1_200)); // idle backends flush their statistics
+    const xact0 = db ? await xactCommits(db.name) : 0;
+    const cpu0 = procs.reduce((t, p) => t + cpuMs(p.child.pid), 0);
     const until = performance.now() + SECONDS * 1000;
     await Promise.all(
       docs.map(async (doc, w) => {
@@ -132,8 +174,12 @@ async function editCase(n: number, hot: boolean, memory = false): Promise<CaseRe
         }
       }),
     );
+    const cpu = procs.reduce((t, p) => t + cpuMs(p.child.pid), 0) - cpu0;
+    await new Promise((r) => setTimeout(r, 1_200));
+    const xact = db ? (await xactCommits(db.name)) - xact0 : Number.NaN;
     latencies.sort((a, b) => a - b);
-    return { edits: latencies.length, perSec: latencies.length / SECONDS, p50: pct(latencies, 50), p99: pct(latencies, 99), attempts };
+    const edits = latencies.length;
+    return { edits, perSec: edits / SECONDS, p50: pct(latencies, 50), p99: pct(latencies, 99), attempts, xactPerEdit: xact / Math.max(1, edits), cpuMsPerEdit: cpu / Math.max(1, edits) };
   } finally {
     await Promise.all(procs.map((p) => p.stop()));
     await db?.drop();
@@ -241,7 +287,18 @@ async function fullLinearity(): Promise<{ edits: number; seconds: number; ok: bo
   }
 }
 
-/** Runs the PostgreSQL benchmark and prints its tables. */
+/** One row of the table: the case, its checkout, and its figures against pgbench. */
+function rowOf(name: string, checkout: string, r: CaseResult, base: { tps: number } | null): string[] {
+  const fixed = (v: number | undefined, d: number) => (v === undefined || Number.isNaN(v) ? '' : v.toFixed(d));
+  return [name, checkout, r.perSec.toFixed(0), base ? `${((r.perSec / base.tps) * 100).toFixed(0)}%` : '', r.p50.toFixed(1), r.p99.toFixed(1), (r.attempts / Math.max(1, r.edits)).toFixed(2), fixed(r.xactPerEdit, 2), fixed(r.cpuMsPerEdit, 2)];
+}
+
+/**
+ * Runs the PostgreSQL benchmark and prints its tables.
+ * @remarks `KW_BENCH_PG_BEFORE=/path/of/another/checkout` runs every `kw serve` case twice in the
+ * same run, with that checkout's processes ("before") and this one's ("after"); through PgBouncer a
+ * checkout without `--database-listen-url` LISTENs over the pooled URL.
+ */
 export async function runPostgresBench(): Promise<void> {
   const reason = await serverUnavailableReason();
   if (reason !== null) {
@@ -252,32 +309,60 @@ export async function runPostgresBench(): Promise<void> {
   if (process.env.KW_BENCH_PG_FULL === 'only') return printFull();
   const base = pgbenchTps();
   console.log(`\npgbench -N, 8 clients, ${SECONDS} s: ${base ? `${base.tps.toFixed(0)} tps (latency ${base.latencyMs.toFixed(2)} ms)` : 'not available'}`);
-  const rows: string[][] = [['case', 'edits/s', 'vs pgbench', 'p50 ms', 'p99 ms', 'requests per edit']];
-  if (base) rows.push(['pgbench -N (8 clients)', base.tps.toFixed(0), 'baseline', base.latencyMs.toFixed(2), '', '']);
+  const rows: string[][] = [['case', 'checkout', 'edits/s', 'vs pgbench', 'p50 ms', 'p99 ms', 'requests per edit', 'transactions per edit', 'server CPU ms per edit']];
+  if (base) rows.push(['pgbench -N (8 clients)', '', base.tps.toFixed(0), 'baseline', base.latencyMs.toFixed(2), '', '', '1.00', '']);
+  const push = (row: string[]) => {
+    rows.push(row);
+    console.log(row.join(' | '));
+  };
   const adapterOnly = process.env.KW_BENCH_PG === 'adapter';
   if (!adapterOnly) {
-    // The engine's own ceiling on this machine: the same load on memory storage, no database.
-    const memory = await editCase(1, false, true);
-    rows.push([`1 process, memory storage, different documents (${WRITERS} writers)`, memory.perSec.toFixed(0), base ? `${((memory.perSec / base.tps) * 100).toFixed(0)}%` : '', memory.p50.toFixed(1), memory.p99.toFixed(1), '1.00']);
-    console.log(rows[rows.length - 1]!.join(' | '));
-  }
-  for (const hot of adapterOnly ? [] : [false, true]) {
-    for (const n of [1, 2, 3]) {
-      const r = await editCase(n, hot);
-      const name = `${n} process${n > 1 ? 'es' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} writers)`;
-      rows.push([name, r.perSec.toFixed(0), base ? `${((r.perSec / base.tps) * 100).toFixed(0)}%` : '', r.p50.toFixed(1), r.p99.toFixed(1), (r.attempts / Math.max(1, r.edits)).toFixed(2)]);
-      console.log(rows[rows.length - 1]!.join(' | '));
+    const before = process.env.KW_BENCH_PG_BEFORE;
+    const checkouts: { label: string; root?: string; listenFlag: boolean }[] = before ? [{ label: 'before', root: before, listenFlag: false }, { label: 'after', listenFlag: true }] : [{ label: 'this', listenFlag: true }];
+    // The engine's own ceiling on this machine: the same loads on memory storage, no database.
+    for (const c of checkouts) {
+      const setup = c.root === undefined ? {} : { root: c.root };
+      push(rowOf(`1 process, memory storage, different documents (${WRITERS} writers)`, c.label, await editCase(1, false, true, setup), base));
+      push(rowOf(`1 process, memory storage, one hot document (${WRITERS} writers)`, c.label, await editCase(1, true, true, setup), base));
+    }
+    for (const hot of [false, true]) {
+      for (const n of [1, 3]) {
+        for (const c of checkouts) {
+          const name = `${n} process${n > 1 ? 'es' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} writers)`;
+          push(rowOf(name, c.label, await editCase(n, hot, false, c.root === undefined ? {} : { root: c.root }), base));
+        }
+      }
+    }
+    const noBouncer = await pgbouncerUnavailableReason();
+    if (noBouncer !== null) console.log(`  through PgBouncer: skipped (${noBouncer})`);
+    else {
+      const bouncer = await startPgBouncer();
+      try {
+        for (const n of [1, 3]) {
+          for (const c of checkouts) {
+            const name = `${n} process${n > 1 ? 'es' : ''} through PgBouncer (transaction pooling), different documents (${WRITERS} writers)`;
+            try {
+              push(rowOf(name, c.label, await editCase(n, false, false, { ...(c.root === undefined ? {} : { root: c.root }), bouncer, listenDirect: c.listenFlag }), base));
+            } catch (error) {
+              // Before the pooled-connection work a second process hung at start in pg_advisory_lock.
+              push([name, c.label, `failed: ${(error as Error).message.split('\n')[0]!.slice(0, 80)}`, '', '', '', '', '', '']);
+            }
+          }
+        }
+      } finally {
+        await bouncer.stop();
+      }
     }
   }
-  for (const hot of [false, true]) {
-    for (const n of [1, 2, 3]) {
-      const r = await storageCase(n, hot);
-      const name = `adapter only: ${n} storage${n > 1 ? 's' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} committers)`;
-      rows.push([name, r.perSec.toFixed(0), base ? `${((r.perSec / base.tps) * 100).toFixed(0)}%` : '', r.p50.toFixed(1), r.p99.toFixed(1), (r.attempts / Math.max(1, r.edits)).toFixed(2)]);
-      console.log(rows[rows.length - 1]!.join(' | '));
+  if (adapterOnly || process.env.KW_BENCH_PG === 'all') {
+    for (const hot of [false, true]) {
+      for (const n of [1, 2, 3]) {
+        const r = await storageCase(n, hot);
+        push(rowOf(`adapter only: ${n} storage${n > 1 ? 's' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} committers)`, 'this', r, base));
+      }
     }
   }
-  recordTable('PostgreSQL: edits/s through kw serve processes vs pgbench -N', rows, 1);
+  recordTable('PostgreSQL: edits/s through kw serve processes vs pgbench -N', rows, 2);
   console.log('\n' + rows.map((r) => `| ${r.join(' | ')} |`).join('\n'));
   if (process.env.KW_BENCH_PG_FULL === '1') await printFull();
 }

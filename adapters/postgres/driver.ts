@@ -64,8 +64,13 @@ export type PoolOptions = pg.PoolConfig;
 /**
  * The driver over `pg`: a pool for statements and transactions, and one client for LISTEN that
  * reconnects by itself (backing off up to 2 s) until {@link SqlDriver.end}.
+ * @param listenUrl where the LISTEN client connects (a direct connection when `options` name a
+ * pooler in transaction mode, which does not deliver notifications); default: where the pool does.
+ * @remarks Nothing here keeps state in a pooled connection's session: statements are unnamed (no
+ * session prepared statements), settings are transaction-local, locks transaction-scoped; so the
+ * pool may point at PgBouncer in `pool_mode = transaction`.
  */
-export function pgDriver(options: PoolOptions): SqlDriver {
+export function pgDriver(options: PoolOptions, listenUrl?: string): SqlDriver {
   const pool = new pg.Pool({ max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, ...options });
   // An idle client losing its connection emits on the pool; without a handler the process would crash.
   pool.on('error', () => {});
@@ -76,7 +81,7 @@ export function pgDriver(options: PoolOptions): SqlDriver {
   let retry: ReturnType<typeof setTimeout> | null = null;
 
   async function connectListener(channel: string, onNotify: (payload: string) => void, onResync: () => void, again: boolean): Promise<void> {
-    const client = new pg.Client({ ...options, connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000 });
+    const client = new pg.Client({ ...options, ...(listenUrl === undefined ? {} : { connectionString: listenUrl }), connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000 });
     let lost = false;
     const reconnect = (delay: number) => {
       if (ended || lost) return;

@@ -86,6 +86,45 @@ CREATE TABLE kw_upload_chunks (
 );
 `),
   },
+  {
+    version: 3,
+    name: 'windowed counter takes in one call',
+    statements: [
+      // takeCount for n callers at once (the adapter groups concurrent takes of one counter): counts
+      // min(n, limit - used) in the stored window (restarted when older) under the row's lock.
+      // Its own transaction does not wait for its WAL flush (synchronous_commit off, transaction-local).
+      `CREATE FUNCTION kw_take_count(c text, k text, ws float8, lim bigint, n bigint, OUT granted bigint, OUT used bigint) LANGUAGE plpgsql AS $$
+DECLARE
+  stored text;
+  cur_ws float8;
+  cur_used bigint;
+BEGIN
+  PERFORM set_config('synchronous_commit', 'off', true);
+  SELECT r.value INTO stored FROM kw_records r WHERE r.collection = c AND r.key = k FOR UPDATE;
+  IF NOT FOUND THEN
+    granted := least(n, lim);
+    used := granted;
+    IF granted = 0 THEN RETURN; END IF;
+    INSERT INTO kw_records (collection, key, value, revision) VALUES (c, k, json_build_object('v', 1, 'windowStart', ws, 'used', granted)::text, granted)
+      ON CONFLICT (collection, key) DO NOTHING;
+    IF FOUND THEN RETURN; END IF;
+    SELECT r.value INTO stored FROM kw_records r WHERE r.collection = c AND r.key = k FOR UPDATE;
+  END IF;
+  cur_ws := (stored::json->>'windowStart')::float8;
+  cur_used := (stored::json->>'used')::bigint;
+  IF cur_ws < ws THEN
+    cur_ws := ws;
+    cur_used := 0;
+  END IF;
+  granted := greatest(0, least(n, lim - cur_used));
+  used := cur_used + granted;
+  IF granted > 0 THEN
+    UPDATE kw_records SET value = json_build_object('v', 1, 'windowStart', cur_ws, 'used', used)::text, revision = revision + granted
+      WHERE collection = c AND key = k;
+  END IF;
+END $$`,
+    ],
+  },
 ];
 
 function statementsOf(sql: string): string[] {

@@ -11,8 +11,7 @@ import * as assert from 'uvu/assert';
 import { isStorageConflict, StorageConflictError, type BatchOp } from '../../src/ports.ts';
 import { append, bytes, create, put } from '../conformance/fixtures.ts';
 import { storageHome, suiteStorages } from './postgres-kit.ts';
-import { pgDriver, type SqlDriver } from './driver.ts';
-import { openPostgresStorage, postgresStorage, type PostgresStorage } from './postgres-storage.ts';
+import { postgresStorage, type PostgresStorage } from './postgres-storage.ts';
 
 const home = await storageHome();
 const onServer = home.kind === 'server';
@@ -129,21 +128,32 @@ test('a connection left inside a transaction is not given back to the pool', asy
   assert.is(s.stats().connectionsOpened, 2);
 });
 
-test('an advisory lock its connection could not release is not pooled: the connection is ended, and another process takes the lock', async () => {
-  if (!onServer) return console.log('  (skipped on PGlite: no pool)');
-  const inner = pgDriver({ connectionString: home.url!, max: 1 });
-  const driver: SqlDriver = {
-    ...inner,
-    session: (fn) => inner.session((s) => fn({ ...s, query: (text, params) => (text.includes('pg_advisory_unlock') ? Promise.reject(new Error('unlock failed')) : s.query(text, params)) })),
-  };
-  const s = track(await openPostgresStorage(driver));
-  assert.is(await s.exclusive('seed', async () => 'done'), 'done', "the section's answer stands");
-  const before = s.stats().connectionsOpened;
-  await s.getRecord('c', 'k');
-  assert.is(s.stats().connectionsOpened, before + 1, 'the connection that kept the lock was ended, not reused');
+test('exclusive holds a transaction-scoped lock: another storage waits meanwhile, and no session lock outlives it (poolers in transaction mode)', async () => {
+  if (!onServer) return console.log('  (skipped on PGlite: one connection)');
+  const s = track(await postgresStorage({ url: home.url!, pool: { max: 2 } }));
   const other = track(await postgresStorage({ url: home.url! }));
-  const taken = await Promise.race([other.exclusive('seed', async () => 'taken'), new Promise((resolve) => setTimeout(() => resolve('still held'), 10_000))]);
-  assert.is(taken, 'taken', 'the lock went with the ended connection');
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const first = s.exclusive('seed', async () => {
+    await held;
+    return 'first';
+  });
+  await new Promise((r) => setTimeout(r, 200));
+  const order: string[] = [];
+  const second = other.exclusive('seed', async () => {
+    order.push('second');
+    return 'second';
+  });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.equal(order, [], 'the second waits while the first holds the lock');
+  release();
+  assert.is(await first, 'first', "the section's answer stands");
+  assert.is(await second, 'second');
+  const failed = await s.exclusive('seed', async () => Promise.reject(new Error('seed failed'))).then(() => null, (e: unknown) => e);
+  assert.match(String(failed), /seed failed/, "the section's error reaches the caller");
+  assert.is(await other.exclusive('seed', async () => 'again'), 'again', 'a failed section released the lock');
+  const { rows } = await s.sql.query<{ n: string }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())");
+  assert.is(Number(rows[0]!.n), 0, 'no advisory lock stays held by an idle connection');
 });
 
 test.run();

@@ -4,10 +4,11 @@
  * @module
  */
 import type { Actor, EngineDeps } from '../deps.ts';
-import { ServiceError } from '../errors.ts';
+import { ServiceError, isServiceError } from '../errors.ts';
 import { IdempotencyStore, replayedReceipt, requireIdempotencyKey, writeScope, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { parseOrThrow } from '../validation.ts';
-import { visibleHead } from './access.ts';
+import { visibleHead, visibleTo } from './access.ts';
+import { isStorageConflict, type DocumentHead } from '../ports.ts';
 import { DocumentCache, type Loaded } from './cache.ts';
 import { Compactor } from './compaction.ts';
 import type { DocumentsContext } from './context.ts';
@@ -82,6 +83,24 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
     return read(loaded);
   }
 
+  const shared = deps.storage.sharedByProcesses === true;
+  /**
+   * The head a mutation may start from without reading storage (a round trip per edit on a shared
+   * database): this process's cached document, when it is visible to the actor and at or past the
+   * request's revision. The commit is a compare-and-set, so a write another process made since
+   * fails it (the mutation then reads the head and applies once more); a cached document past the
+   * request's revision answers 412 at once (versions only grow). Null: read the head. Only on a
+   * storage shared by processes; in-process the read costs nothing and the cache is always current.
+   */
+  function cachedHeadFor(actor: Actor, documentRef: string, ifRevision: string): DocumentHead | null {
+    if (!shared) return null;
+    const cached = cache.peek(documentRef);
+    if (cached === undefined || !visibleTo(actor, cached.head)) return null;
+    const dot = ifRevision.lastIndexOf('.');
+    const sameDocument = ifRevision.slice(0, dot) === revisionOf(documentRef, 0).slice(0, -2);
+    return !sameDocument || Number(ifRevision.slice(dot + 1)) <= cached.head.version ? cached.head : null;
+  }
+
   const committedView = (actor: Actor, documentRef: string): Promise<DocumentView> =>
     committed(actor, documentRef, (loaded) => viewOf(loaded, deps));
 
@@ -128,11 +147,19 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const ifRevision = requireIfRevision(input.ifRevision);
       const body = validateMutation(input.body);
       // Boundary first: a key must not reveal anything about documents outside it.
-      const head = await visibleHead(deps.storage, actor, documentRef);
+      const cachedHead = cachedHeadFor(actor, documentRef, ifRevision);
+      const head = cachedHead ?? (await visibleHead(deps.storage, actor, documentRef));
       const scope = writeScope('document.mutate', actor.accountId, key);
       const fingerprint = deps.sha256(`mutation\n${documentRef}\n${ifRevision}\n${requestJson(body)}`);
       const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint };
-      const apply = () => locks.run(documentRef, () => applyMutation(ctx, job));
+      const apply = () =>
+        locks.run(documentRef, () => applyMutation(ctx, job)).catch(async (error: unknown) => {
+          // Started from the cached head, and another process wrote the document since (or rebuilt it):
+          // read the head and apply once more (a stale revision then answers 412 as usual).
+          if (cachedHead === null || !(isServiceError(error) && error.code === 'PRECONDITION_FAILED' && isStorageConflict(error.cause))) throw error;
+          const fresh = await visibleHead(deps.storage, actor, documentRef);
+          return locks.run(documentRef, () => applyMutation(ctx, { ...job, head: fresh }));
+        });
       // Optimistic: the append is a compare-and-set, so a racing duplicate loses it and replays (see IdempotencyStore).
       return idem.run(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r), 'optimistic');
     },

@@ -162,8 +162,8 @@ export class IdempotencyStore {
   run<R, A>(scope: string, fingerprint: string, apply: () => Promise<A>, replay: (record: IdempotencyRecord<R>) => Promise<A>, mode: WriteMode = 'claim'): Promise<A> {
     if (mode === 'claim') return this.runClaimed(scope, fingerprint, apply, replay);
     const pending = this.inflight.get(scope);
-    // Nothing in flight (the usual case): the storage read itself, without an extra async frame.
-    return pending === undefined ? this.runOptimistic(scope, fingerprint, apply, replay, this.find<R>(scope, fingerprint)) : this.runAfter(pending, scope, fingerprint, apply, replay, mode);
+    // Nothing in flight (the usual case): apply at once, without reading the key first.
+    return pending === undefined ? this.runOptimistic(scope, fingerprint, apply, replay) : this.runAfter(pending, scope, fingerprint, apply, replay, mode);
   }
 
   private async runAfter<R, A>(pending: Promise<unknown>, scope: string, fingerprint: string, apply: () => Promise<A>, replay: (record: IdempotencyRecord<R>) => Promise<A>, mode: WriteMode): Promise<A> {
@@ -172,20 +172,30 @@ export class IdempotencyStore {
   }
 
   /**
-   * The optimistic path (document mutations): one async frame, as the hot path had before the
-   * protocol moved here; the application's promise is what a concurrent duplicate of this process waits for.
+   * The optimistic path (document mutations): apply without looking the key up first (a round trip
+   * less per write on a shared database). A used key cannot slip through: the application's record
+   * is stored with `expectedRevision: null` in its commit, so a key taken by any request fails the
+   * commit; and the replay of a write that committed fails earlier, on its revision, which that
+   * write moved on. Either failure looks the key up ({@link IdempotencyStore.afterFailure}) and
+   * replays, or answers IDEMPOTENCY_CONFLICT. A key whose record expired is found that way too,
+   * and the write is applied once more, replacing it.
    */
-  private async runOptimistic<R, A>(scope: string, fingerprint: string, apply: () => Promise<A>, replay: (record: IdempotencyRecord<R>) => Promise<A>, lookup: Promise<IdempotencyRecord<R> | null>): Promise<A> {
-    const record = await lookup;
-    if (record) return replay(record);
-    // Another request of this process claimed the key while we looked: wait for it, then look again.
-    if (this.inflight.has(scope)) return this.run(scope, fingerprint, apply, replay, 'optimistic');
-    const application = apply();
-    this.track(scope, application);
-    try {
-      return await application;
-    } catch (error) {
-      return this.afterFailure(scope, fingerprint, error, replay);
+  private async runOptimistic<R, A>(scope: string, fingerprint: string, apply: () => Promise<A>, replay: (record: IdempotencyRecord<R>) => Promise<A>): Promise<A> {
+    for (let attempt = 1; ; attempt++) {
+      const application = apply();
+      this.track(scope, application);
+      try {
+        return await application;
+      } catch (error) {
+        const record = await this.lookupAfter<R>(scope, fingerprint);
+        if (record) return replay(record);
+        // The key's record had expired: the lookup noted its revision; apply again, replacing it.
+        if (attempt === 1 && this.expected.has(scope)) {
+          if (this.inflight.has(scope)) return this.run(scope, fingerprint, apply, replay, 'optimistic');
+          continue;
+        }
+        return this.failed(error);
+      }
     }
   }
 
@@ -243,11 +253,21 @@ export class IdempotencyStore {
    * retryable CONFLICT.
    */
   private async afterFailure<R, A>(scope: string, fingerprint: string, error: unknown, replay: (record: IdempotencyRecord<R>) => Promise<A>): Promise<A> {
-    const record = await this.find<R>(scope, fingerprint).catch((lookupError: unknown) => {
+    const record = await this.lookupAfter<R>(scope, fingerprint);
+    if (record) return replay(record);
+    return this.failed(error);
+  }
+
+  /** The key's applied record after a failed application; null also when the store cannot answer. */
+  private lookupAfter<R>(scope: string, fingerprint: string): Promise<IdempotencyRecord<R> | null> {
+    return this.find<R>(scope, fingerprint).catch((lookupError: unknown) => {
       if (isServiceError(lookupError) && lookupError.code === 'IDEMPOTENCY_CONFLICT') throw lookupError;
       return null; // the store cannot answer: the application's own error says more
     });
-    if (record) return replay(record);
+  }
+
+  /** A failed application's error, a raw storage conflict as a retryable CONFLICT. */
+  private failed(error: unknown): never {
     if (!isStorageConflict(error)) throw error;
     // A raw conflict of the store (e.g. a concurrent create took the same key or ref): retryable, never a 500.
     throw new ServiceError('CONFLICT', 'A concurrent write changed what this request builds on; read the current state and retry.', {
