@@ -41,6 +41,8 @@ const AGENTS = count('KW_BENCH_SYNC_AGENTS', 10, 50);
 const TYPISTS = Math.min(EDITORS, count('KW_BENCH_SYNC_TYPISTS', 5, 20));
 const EDITS_PER_AGENT = count('KW_BENCH_SYNC_EDITS', 30, 1000);
 const SERIAL_EDITS = count('KW_BENCH_SYNC_SERIAL', 30, 1000);
+/** Keystroke and cursor probes between an editor on A and one on B, during the concurrent phase. */
+const PROBES = count('KW_BENCH_SYNC_PROBES', 100, 10_000);
 /** An edit that does not reach every editor within this fails the run. */
 const ARRIVAL_MS = 5000;
 /** At most this many 412 re-plans for one edit (the loop stays bounded). */
@@ -322,8 +324,42 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
       }
       return typed;
     };
+    // Keystrokes and cursors between two people, one on each process (postgres: editors[0] on A, a
+    // second editor on B; memory: both on the one process), measured while the agents and typists run.
+    const probeBlock = ids[AGENTS + TYPISTS]!;
+    const peerB = await SyncClient.connect(`${world.agentBase.replace('http', 'ws')}/api/v1/documents/${ref}/sync`, await credential('bench editor B'));
+    editors.push(peerB);
+    const keyDelays: number[] = [];
+    const keyBackDelays: number[] = [];
+    const cursorDelays: number[] = [];
+    const probe = async () => {
+      const onA = editors[0]!;
+      for (let k = 0; k < PROBES; k++) {
+        // A keystroke on A → B's editor, then one on B → A's.
+        for (const [from, to, out] of [
+          [onA, peerB, keyDelays],
+          [peerB, onA, keyBackDelays],
+        ] as const) {
+          const marker = `${from === onA ? 'a' : 'b'}${k};`;
+          const sent = performance.now();
+          from.type(probeBlock, marker, Number.MAX_SAFE_INTEGER);
+          await to.until(() => textOf(to.fragment, probeBlock).includes(marker), `keystroke ${marker}`, ARRIVAL_MS);
+          out.push(performance.now() - sent);
+        }
+        // A cursor move on A → B.
+        const sent = performance.now();
+        onA.awareness.setLocalStateField('cursor', { k });
+        await peerB.until(() => (peerB.awareness.getStates().get(onA.awareness.clientID) as { cursor?: { k: number } } | undefined)?.cursor?.k === k, `cursor ${k}`, ARRIVAL_MS);
+        cursorDelays.push(performance.now() - sent);
+        await sleep(30 + Math.random() * 40);
+      }
+    };
     const started = performance.now();
-    const [lastEdits, typed] = await Promise.all([Promise.all(Array.from({ length: AGENTS }, (_, a) => agent(a))), Promise.all(Array.from({ length: TYPISTS }, (_, t) => typist(t)))]);
+    const [lastEdits, typed] = await Promise.all([
+      Promise.all(Array.from({ length: AGENTS }, (_, a) => agent(a))),
+      Promise.all(Array.from({ length: TYPISTS }, (_, t) => typist(t))),
+      probe(),
+    ]);
     const seconds = (performance.now() - started) / 1000;
     await world.flush();
     const final = await api(world.agentBase, `/api/v1/documents/${ref}`, { token });
@@ -357,6 +393,9 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
       [`agent 200 → all ${EDITORS} editors, max (ms)`, ms(Math.max(...delays)), ''],
       [`agent request sent → all ${EDITORS} editors, p50 (ms)`, ms(pct(sendDelays, 50)), ''],
       [`agent request sent → all ${EDITORS} editors, p99 (ms)`, ms(pct(sendDelays, 99)), ''],
+      [`keystroke on ${across ? 'A → editor on B' : 'one editor → another'}, p50 / p99 (ms)`, `${ms(pct(keyDelays, 50))} / ${ms(pct(keyDelays, 99))}`, '< 200'],
+      [`keystroke on ${across ? 'B → editor on A' : 'the other → the one'}, p50 / p99 (ms)`, `${ms(pct(keyBackDelays, 50))} / ${ms(pct(keyBackDelays, 99))}`, '< 200'],
+      [`cursor (awareness) ${across ? 'A → B' : 'one → other'}, p50 / p99 (ms)`, `${ms(pct(cursorDelays, 50))} / ${ms(pct(cursorDelays, 99))}`, '< 200'],
       [`last keystroke → API version${across ? ' read on B' : ''}, p50 (ms)`, pct(personDelays, 50).toFixed(0), ''],
       [`last keystroke → API version${across ? ' read on B' : ''}, max (ms)`, Math.max(...personDelays).toFixed(0), '< 2000'],
       ['agent edits / typing bursts', `${delays.length} / ${personDelays.length}`, ''],

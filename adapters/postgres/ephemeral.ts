@@ -23,6 +23,9 @@ export function ephemeralChannel(channel: string): string {
   return `kw_e_${createHash('sha256').update(channel).digest('hex').slice(0, 40)}`;
 }
 
+/** A Buffer's bytes as a plain Uint8Array (what the port hands out). */
+const plain = (b: Buffer) => new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+
 interface Listener {
   deliver: (payload: Uint8Array) => void;
   lost?: () => void;
@@ -58,7 +61,7 @@ export function postgresEphemeral(driver: SqlDriver, closed: () => boolean): Pic
   };
 
   function onNotify(ch: Channel, payload: string): void {
-    if (payload.startsWith('=')) return deliver(ch, Buffer.from(payload.slice(1), 'base64'));
+    if (payload.startsWith('=')) return deliver(ch, plain(Buffer.from(payload.slice(1), 'base64')));
     // `~id:index:count:piece`
     const m = /^~([0-9a-f]+):(\d+):(\d+):/.exec(payload);
     if (m === null) return;
@@ -76,7 +79,7 @@ export function postgresEphemeral(driver: SqlDriver, closed: () => boolean): Pic
     p.parts[i] = payload.slice(head.length);
     if (++p.got < n) return;
     ch.partial.delete(id);
-    deliver(ch, Buffer.from(p.parts.join(''), 'base64'));
+    deliver(ch, plain(Buffer.from(p.parts.join(''), 'base64')));
   }
 
   return {
