@@ -167,6 +167,54 @@ if (reason !== null) {
     onB.type(ids[0]!, '!', Number.MAX_SAFE_INTEGER);
     await untilApi(a.url, ann, ref, (d) => textOf(d.blocks, ids[0]!) === 'Ann: one!', "Bob's last keystroke as a version");
   });
+
+  test("a process that dies: its people's cursors go; a dead host's editors reconnect and another process takes the document over", async () => {
+    assert.ok(db !== null);
+    const three = await startProcesses(3, db!.url, { seed: false });
+    procs.push(...three);
+    const [c, d, e] = three as [ServerProcess, ServerProcess, ServerProcess];
+    const ann = await person(c.url, c.operatorKey, 'Ann');
+    const bob = await person(d.url, d.operatorKey, 'Bob');
+    const carl = await person(e.url, e.operatorKey, 'Carl');
+    const ref = await createDocument(c.url, ann, 'Processes that die');
+    const v1 = await read(c.url, ann, ref);
+    const made = await call(c.url, 'POST', `/api/v1/documents/${ref}/mutations`, ann, {
+      headers: { 'idempotency-key': idemKey(), 'service-if-revision': v1.revision },
+      body: { v: 1, intent: 'test', mutation: { kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [{ type: 'paragraph', markdown: 'kept' }] } },
+    });
+    assert.is(made.status, 200, JSON.stringify(made.json));
+    const id = (made.json.data.receipt.affectedBlockIds as string[])[0]!;
+
+    // Ann on C (the host), Bob on D and Carl on E (both forwarded to C).
+    const onC = await SyncClient.connect(`${c.url.replace('http', 'ws')}/documents/${ref}/sync`, ann);
+    clients.push(onC);
+    const onD = await SyncClient.connect(`${d.url.replace('http', 'ws')}/documents/${ref}/sync`, bob);
+    clients.push(onD);
+    const onE = await SyncClient.connect(`${e.url.replace('http', 'ws')}/documents/${ref}/sync`, carl);
+    clients.push(onE);
+    onD.awareness.setLocalStateField('user', { name: 'Bob' });
+    await onC.until(() => cursorOf(onC, 'Bob') !== undefined, "Bob's cursor on C");
+    await onE.until(() => cursorOf(onE, 'Bob') !== undefined, "Bob's cursor on E (through C)");
+    onE.type(id, 'Carl: ', 0);
+    await untilApi(c.url, ann, ref, (x) => textOf(x.blocks, id) === 'Carl: kept', "Carl's edit as a version");
+
+    // D is killed: Bob's cursor goes from Ann's and Carl's editors (C stops hearing D's pings).
+    await d.stop('SIGKILL');
+    await onC.until(() => cursorOf(onC, 'Bob') === undefined, "Bob's cursor gone from C after D died", 20_000);
+    await onE.until(() => cursorOf(onE, 'Bob') === undefined, "Bob's cursor gone from E after D died", 20_000);
+
+    // C (the host) is killed: E closes Carl's connection so that he reconnects (1012)…
+    const closed = new Promise<number>((resolve) => onE.socket.once('close', (code: number) => resolve(code)));
+    await c.stop('SIGKILL');
+    assert.is(await closed, 1012, "Carl's editor is told to reconnect");
+    // …and reconnecting, E takes the document over (the lease ran out): his committed text is there.
+    const again = await SyncClient.connect(`${e.url.replace('http', 'ws')}/documents/${ref}/sync`, carl);
+    clients.push(again);
+    assert.is(textOf(again.blocks(), id), 'Carl: kept');
+    again.type(id, '!', Number.MAX_SAFE_INTEGER);
+    const after = await untilApi(e.url, carl, ref, (x) => textOf(x.blocks, id) === 'Carl: kept!', "Carl's edit on the new host as a version");
+    assert.is(after.blocks.length, 1, 'no doubled block');
+  });
 }
 
 test.run();

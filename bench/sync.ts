@@ -23,6 +23,7 @@ import * as Y from 'yjs';
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { freshDatabase, serverUnavailableReason, type FreshDatabase } from '../adapters/postgres/postgres-kit.ts';
 import { CHANGE_CHANNEL } from '../adapters/postgres/schema.ts';
+import { postgresStorage } from '../adapters/postgres/index.ts';
 import { startProcesses, type ServerProcess } from '../app/postgres-cluster-kit.ts';
 import { createApiHandler } from '../src/api/handler.ts';
 import { createEngine } from '../src/engine.ts';
@@ -81,6 +82,13 @@ interface World {
   flush(): Promise<void>;
   /** LISTENs on the database's change channel (postgres only): each payload with its arrival time. */
   listenChanges?(onPayload: (payload: string, at: number) => void): Promise<() => Promise<void>>;
+  /**
+   * One hop through the database between two storages of this process (postgres only): publish →
+   * the other storage's listener, for `count` keystroke-sized payloads; the delays (ms). The floor
+   * of a relay of Yjs updates between rooms (option b of docs/co-editing.md), measured beside
+   * the forwarding the service does.
+   */
+  hops?(count: number): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -137,6 +145,31 @@ async function postgresWorld(): Promise<World | string> {
       client.on('notification', (n) => onPayload(n.payload ?? '', performance.now()));
       await client.query(`LISTEN ${CHANGE_CHANNEL}`);
       return () => client.end().catch(() => {});
+    },
+    async hops(count) {
+      const [from, to] = [await postgresStorage({ url: db.url }), await postgresStorage({ url: db.url })];
+      try {
+        let arrived = -1;
+        to.subscribeEphemeral!('bench-hop', (p) => (arrived = p[0]!));
+        const payload = (k: number) => new Uint8Array(120).fill(k % 256);
+        for (let t = 0; arrived === -1 && t < 500; t++) {
+          await from.publishEphemeral!('bench-hop', payload(255));
+          await sleep(10);
+        }
+        const delays: number[] = [];
+        for (let k = 0; k < count; k++) {
+          const mark = k % 200;
+          const sent = performance.now();
+          await from.publishEphemeral!('bench-hop', payload(mark));
+          while (arrived !== mark && performance.now() - sent < ARRIVAL_MS) await sleep(0.2);
+          delays.push(performance.now() - sent);
+          await sleep(20 + Math.random() * 30);
+        }
+        return delays;
+      } finally {
+        await from.close();
+        await to.close();
+      }
     },
     async close() {
       await Promise.all(procs.map((p) => p.stop('SIGTERM')));
@@ -330,6 +363,7 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
     const peerB = await SyncClient.connect(`${world.agentBase.replace('http', 'ws')}/api/v1/documents/${ref}/sync`, await credential('bench editor B'));
     editors.push(peerB);
     const keyDelays: number[] = [];
+    const hopDelays: number[] = [];
     const keyBackDelays: number[] = [];
     const cursorDelays: number[] = [];
     const probe = async () => {
@@ -359,7 +393,11 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
       Promise.all(Array.from({ length: AGENTS }, (_, a) => agent(a))),
       Promise.all(Array.from({ length: TYPISTS }, (_, t) => typist(t))),
       probe(),
-    ]);
+      world.hops?.(PROBES) ?? Promise.resolve([] as number[]),
+    ]).then(([edits, words, , hopped]) => {
+      hopDelays.push(...hopped);
+      return [edits, words] as const;
+    });
     const seconds = (performance.now() - started) / 1000;
     await world.flush();
     const final = await api(world.agentBase, `/api/v1/documents/${ref}`, { token });
@@ -396,6 +434,7 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
       [`keystroke on ${across ? 'A → editor on B' : 'one editor → another'}, p50 / p99 (ms)`, `${ms(pct(keyDelays, 50))} / ${ms(pct(keyDelays, 99))}`, '< 200'],
       [`keystroke on ${across ? 'B → editor on A' : 'the other → the one'}, p50 / p99 (ms)`, `${ms(pct(keyBackDelays, 50))} / ${ms(pct(keyBackDelays, 99))}`, '< 200'],
       [`cursor (awareness) ${across ? 'A → B' : 'one → other'}, p50 / p99 (ms)`, `${ms(pct(cursorDelays, 50))} / ${ms(pct(cursorDelays, 99))}`, '< 200'],
+      ...(across ? [[`one NOTIFY hop between two storages (a relay's floor), p50 / p99 (ms)`, `${ms(pct(hopDelays, 50))} / ${ms(pct(hopDelays, 99))}`, '']] : []),
       [`last keystroke → API version${across ? ' read on B' : ''}, p50 (ms)`, pct(personDelays, 50).toFixed(0), ''],
       [`last keystroke → API version${across ? ' read on B' : ''}, max (ms)`, Math.max(...personDelays).toFixed(0), '< 2000'],
       ['agent edits / typing bursts', `${delays.length} / ${personDelays.length}`, ''],
