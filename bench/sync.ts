@@ -15,8 +15,14 @@
  * are read from B over HTTP. First a serial phase (one agent, nothing else writing) splits the delay:
  * agent's 200 → the NOTIFY seen by a plain LISTEN connection of this process → the first editor → the
  * last, with the agent on B and, for comparison, on A (the editors' own process).
+ * Meanwhile (the agents and typists are the load) two people probe live editing: a keystroke of an
+ * editor on A reaching a second editor (on B across processes: forwarded to A's room), one on B
+ * reaching A, a cursor (awareness) on A reaching B; p50/p99 each. Across processes the same run
+ * measures one NOTIFY hop between two storages of this process, the floor a relay of Yjs updates
+ * through the database would have (docs/co-editing.md, "Several processes").
  * Counts: KW_BENCH_SYNC_EDITORS, KW_BENCH_SYNC_AGENTS, KW_BENCH_SYNC_EDITS (per agent),
- * KW_BENCH_SYNC_TYPISTS, KW_BENCH_SYNC_SERIAL (edits per serial case).
+ * KW_BENCH_SYNC_TYPISTS, KW_BENCH_SYNC_SERIAL (edits per serial case), KW_BENCH_SYNC_PROBES (keystroke
+ * and cursor probes).
  */
 import pg from 'pg';
 import * as Y from 'yjs';

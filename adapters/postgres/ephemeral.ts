@@ -114,8 +114,15 @@ export function postgresEphemeral(driver: SqlDriver, closed: () => boolean): Pic
         const created: Channel = { listeners: new Set(), partial: new Map() };
         ch = created;
         channels.set(name, created);
-        // The LISTEN connection stays until the storage closes; a failed first LISTEN is a loss.
-        driver.listen(name, (payload) => onNotify(created, payload), () => lost(created)).catch(() => lost(created));
+        // The LISTEN connection stays until the storage closes (the driver reconnects it and then
+        // reports a loss); a first LISTEN that fails is a loss too, and is tried again.
+        const start = (): void => {
+          driver.listen(name, (payload) => onNotify(created, payload), () => lost(created)).catch(() => {
+            lost(created);
+            if (!closed()) setTimeout(start, 1_000).unref?.();
+          });
+        };
+        start();
       }
       const entry: Listener = { deliver: (p) => listener(p), ...(onLost ? { lost: onLost } : {}) };
       ch.listeners.add(entry);
