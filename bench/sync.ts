@@ -366,14 +366,17 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
     // Keystrokes and cursors between two people, one on each process (postgres: editors[0] on A, a
     // second editor on B; memory: both on the one process), measured while the agents and typists run.
     const probeBlock = ids[AGENTS + TYPISTS]!;
-    const peerB = await SyncClient.connect(`${world.agentBase.replace('http', 'ws')}/api/v1/documents/${ref}/sync`, await credential('bench editor B'));
+    // Two people of their own (the typists' rhythm must not wait for the probe's keystrokes).
+    const peerA = await SyncClient.connect(url, await credential('bench prober A'));
+    editors.push(peerA);
+    const peerB = await SyncClient.connect(`${world.agentBase.replace('http', 'ws')}/api/v1/documents/${ref}/sync`, await credential('bench prober B'));
     editors.push(peerB);
     const keyDelays: number[] = [];
     const hopDelays: number[] = [];
     const keyBackDelays: number[] = [];
     const cursorDelays: number[] = [];
     const probe = async () => {
-      const onA = editors[0]!;
+      const onA = peerA;
       for (let k = 0; k < PROBES; k++) {
         // A keystroke on A → B's editor, then one on B → A's.
         for (const [from, to, out] of [
@@ -406,6 +409,10 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
     });
     const seconds = (performance.now() - started) / 1000;
     await world.flush();
+    // The probers' last keystrokes become a version after their pause.
+    for (const until = performance.now() + 10_000; performance.now() < until; await sleep(50)) {
+      if ((await world.markdown(ref, token)).includes(`b${PROBES - 1};`)) break;
+    }
     const final = await api(world.agentBase, `/api/v1/documents/${ref}`, { token });
     const finalText = plainText(final.json.data.document.blocks);
     let lost = 0;
