@@ -329,12 +329,21 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
         const marker = `agent ${a} edit ${k}`;
         const entry = { id: agentIds[a]!, arrivals: [] as number[] };
         pending.set(marker, entry);
+        proberMarkers.set(marker, agentIds[a]!);
         const { sent, answered, version } = await edit(world.agentBase, agentIds[a]!, marker);
         agentVersions.push(version);
         const { first, last: lastArrival } = await arrivals(marker, entry, answered);
         delays.push(Math.max(0, lastArrival - answered));
         firstDelays.push(Math.max(0, first - answered));
         sendDelays.push(lastArrival - sent);
+        // The second prober's editor (on B across processes: forwarded to A's room) gets it too.
+        const deadline = performance.now() + ARRIVAL_MS;
+        while (!proberArrivals.has(marker) && performance.now() < deadline) await sleep(2);
+        const atProber = proberArrivals.get(marker);
+        if (atProber === undefined) throw new Error(`${marker} never reached the prober's editor`);
+        proberDelays.push(Math.max(0, atProber - answered));
+        proberMarkers.delete(marker);
+        proberArrivals.delete(marker);
         last = marker;
         await sleep(20 + Math.random() * 30);
       }
@@ -373,6 +382,13 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
     editors.push(peerB);
     const keyDelays: number[] = [];
     const hopDelays: number[] = [];
+    /** Agents' markers (and their blocks) to note at the prober on B; when each arrived there. */
+    const proberMarkers = new Map<string, string>();
+    const proberArrivals = new Map<string, number>();
+    const proberDelays: number[] = [];
+    peerB.doc.on('update', () => {
+      for (const [marker, id] of proberMarkers) if (!proberArrivals.has(marker) && textOf(peerB.fragment, id) === marker) proberArrivals.set(marker, performance.now());
+    });
     const keyBackDelays: number[] = [];
     const cursorDelays: number[] = [];
     const probe = async () => {
@@ -442,6 +458,7 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
       [`agent 200 → all ${EDITORS} editors, p50 (ms)`, ms(pct(delays, 50)), ''],
       [`agent 200 → all ${EDITORS} editors, p99 (ms)`, ms(pct(delays, 99)), '< 200'],
       [`agent 200 → all ${EDITORS} editors, max (ms)`, ms(Math.max(...delays)), ''],
+      [`agent 200 → the prober's editor${across ? ' on B (forwarded)' : ''}, p50 / p99 (ms)`, `${ms(pct(proberDelays, 50))} / ${ms(pct(proberDelays, 99))}`, '< 200'],
       [`agent request sent → all ${EDITORS} editors, p50 (ms)`, ms(pct(sendDelays, 50)), ''],
       [`agent request sent → all ${EDITORS} editors, p99 (ms)`, ms(pct(sendDelays, 99)), ''],
       [`keystroke on ${across ? 'A → editor on B' : 'one editor → another'}, p50 / p99 (ms)`, `${ms(pct(keyDelays, 50))} / ${ms(pct(keyDelays, 99))}`, '< 200'],
