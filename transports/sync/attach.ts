@@ -298,10 +298,15 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
         upgraded = true;
         if (owner !== null && relay !== null) {
           sockets.add(ws);
-          relay.forward(ws, documentRef, grant.actor, grant.canWrite, owner, () => {
+          ws.binaryType = 'nodebuffer';
+          const link = relay.forward(ws, documentRef, grant.actor, grant.canWrite, owner);
+          ws.on('message', (data: Buffer, isBinary: boolean) => link.message(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), isBinary));
+          ws.on('close', () => {
+            link.closed();
             sockets.delete(ws);
             letGo(holder);
           });
+          ws.on('error', () => ws.terminate());
           return;
         }
         // The room may have been freed while the handshake ran: take the current one.

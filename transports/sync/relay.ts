@@ -22,7 +22,6 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import type { WebSocket } from 'ws';
 import type { Actor } from '../../src/deps.ts';
 import { isStorageConflict, type Storage } from '../../src/ports.ts';
 import { encodeMessage, MessageReader } from './codec.ts';
@@ -183,10 +182,25 @@ interface Remote {
   chain: Promise<void>;
 }
 
+/** What the relay needs of a local peer's WebSocket (a `ws` WebSocket). */
+export interface ForwardedSocket {
+  readonly readyState: number;
+  send(data: Uint8Array): void;
+  close(code: number, reason: string): void;
+}
+
+/** Where the sync endpoint hands a forwarded WebSocket's events. */
+export interface ForwardLink {
+  /** A message of the peer. */
+  message(data: Uint8Array, isBinary: boolean): void;
+  /** The peer's socket closed. */
+  closed(): void;
+}
+
 /** A local WebSocket whose room is on another process. */
 interface Forwarded {
   key: string;
-  ws: WebSocket;
+  ws: ForwardedSocket;
   documentRef: string;
   owner: Lease;
 }
@@ -298,27 +312,25 @@ export class SyncRelay {
 
   // ---- forwarding (this process's peers, another's room) ----
 
-  /** Forward `ws` (already upgraded) to the room `owner` hosts; `onGone` when it closed. */
-  forward(ws: WebSocket, documentRef: string, actor: Actor, canWrite: boolean, owner: Lease, onGone: () => void): void {
+  /** Forward `ws` (already upgraded) to the room `owner` hosts: the caller hands its events to the link. */
+  forward(ws: ForwardedSocket, documentRef: string, actor: Actor, canWrite: boolean, owner: Lease): ForwardLink {
     const key = String(++this.next);
-    const f: Forwarded = { key, ws, documentRef, owner };
-    this.forwarded.set(key, f);
-    ws.binaryType = 'nodebuffer';
+    this.forwarded.set(key, { key, ws, documentRef, owner });
     const box = this.to(owner.channel);
     box.push(envelope({ t: 'join', d: documentRef, p: key, f: this.channel, a: actor, w: canWrite }));
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      if (!this.forwarded.has(key)) return;
-      if (!isBinary) {
-        ws.close(1003, 'malformed message');
-        return;
-      }
-      box.push(envelope({ t: 'msg', d: documentRef, p: key, f: this.channel }, new Uint8Array(data.buffer, data.byteOffset, data.byteLength)));
-    });
-    ws.on('close', () => {
-      if (this.forwarded.delete(key)) box.push(envelope({ t: 'leave', d: documentRef, p: key, f: this.channel }));
-      onGone();
-    });
-    ws.on('error', () => ws.terminate());
+    return {
+      message: (data, isBinary) => {
+        if (!this.forwarded.has(key)) return;
+        if (!isBinary) {
+          ws.close(1003, 'malformed message');
+          return;
+        }
+        box.push(envelope({ t: 'msg', d: documentRef, p: key, f: this.channel }, data));
+      },
+      closed: () => {
+        if (this.forwarded.delete(key)) box.push(envelope({ t: 'leave', d: documentRef, p: key, f: this.channel }));
+      },
+    };
   }
 
   /** Pings owners with the peers forwarded to them; closes peers whose owner's lease lapsed or moved. */
