@@ -15,14 +15,21 @@
  * are read from B over HTTP. First a serial phase (one agent, nothing else writing) splits the delay:
  * agent's 200 → the NOTIFY seen by a plain LISTEN connection of this process → the first editor → the
  * last, with the agent on B and, for comparison, on A (the editors' own process).
+ * Meanwhile (the agents and typists are the load) two people probe live editing: a keystroke of an
+ * editor on A reaching a second editor (on B across processes: forwarded to A's room), one on B
+ * reaching A, a cursor (awareness) on A reaching B; p50/p99 each. Across processes the same run
+ * measures one NOTIFY hop between two storages of this process, the floor a relay of Yjs updates
+ * through the database would have (docs/co-editing.md, "Several processes").
  * Counts: KW_BENCH_SYNC_EDITORS, KW_BENCH_SYNC_AGENTS, KW_BENCH_SYNC_EDITS (per agent),
- * KW_BENCH_SYNC_TYPISTS, KW_BENCH_SYNC_SERIAL (edits per serial case).
+ * KW_BENCH_SYNC_TYPISTS, KW_BENCH_SYNC_SERIAL (edits per serial case), KW_BENCH_SYNC_PROBES (keystroke
+ * and cursor probes).
  */
 import pg from 'pg';
 import * as Y from 'yjs';
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { freshDatabase, serverUnavailableReason, type FreshDatabase } from '../adapters/postgres/postgres-kit.ts';
 import { CHANGE_CHANNEL } from '../adapters/postgres/schema.ts';
+import { postgresStorage } from '../adapters/postgres/index.ts';
 import { startProcesses, type ServerProcess } from '../app/postgres-cluster-kit.ts';
 import { createApiHandler } from '../src/api/handler.ts';
 import { createEngine } from '../src/engine.ts';
@@ -41,6 +48,8 @@ const AGENTS = count('KW_BENCH_SYNC_AGENTS', 10, 50);
 const TYPISTS = Math.min(EDITORS, count('KW_BENCH_SYNC_TYPISTS', 5, 20));
 const EDITS_PER_AGENT = count('KW_BENCH_SYNC_EDITS', 30, 1000);
 const SERIAL_EDITS = count('KW_BENCH_SYNC_SERIAL', 30, 1000);
+/** Keystroke and cursor probes between an editor on A and one on B, during the concurrent phase. */
+const PROBES = count('KW_BENCH_SYNC_PROBES', 100, 10_000);
 /** An edit that does not reach every editor within this fails the run. */
 const ARRIVAL_MS = 5000;
 /** At most this many 412 re-plans for one edit (the loop stays bounded). */
@@ -79,6 +88,13 @@ interface World {
   flush(): Promise<void>;
   /** LISTENs on the database's change channel (postgres only): each payload with its arrival time. */
   listenChanges?(onPayload: (payload: string, at: number) => void): Promise<() => Promise<void>>;
+  /**
+   * One hop through the database between two storages of this process (postgres only): publish →
+   * the other storage's listener, for `count` keystroke-sized payloads; the delays (ms). The floor
+   * of a relay of Yjs updates between rooms (option b of docs/co-editing.md), measured beside
+   * the forwarding the service does.
+   */
+  hops?(count: number): Promise<number[]>;
   close(): Promise<void>;
 }
 
@@ -135,6 +151,31 @@ async function postgresWorld(): Promise<World | string> {
       client.on('notification', (n) => onPayload(n.payload ?? '', performance.now()));
       await client.query(`LISTEN ${CHANGE_CHANNEL}`);
       return () => client.end().catch(() => {});
+    },
+    async hops(count) {
+      const [from, to] = [await postgresStorage({ url: db.url }), await postgresStorage({ url: db.url })];
+      try {
+        let arrived = -1;
+        to.subscribeEphemeral!('bench-hop', (p) => (arrived = p[0]!));
+        const payload = (k: number) => new Uint8Array(120).fill(k % 256);
+        for (let t = 0; arrived === -1 && t < 500; t++) {
+          await from.publishEphemeral!('bench-hop', payload(255));
+          await sleep(10);
+        }
+        const delays: number[] = [];
+        for (let k = 0; k < count; k++) {
+          const mark = k % 200;
+          const sent = performance.now();
+          await from.publishEphemeral!('bench-hop', payload(mark));
+          while (arrived !== mark && performance.now() - sent < ARRIVAL_MS) await sleep(0.2);
+          delays.push(performance.now() - sent);
+          await sleep(20 + Math.random() * 30);
+        }
+        return delays;
+      } finally {
+        await from.close();
+        await to.close();
+      }
     },
     async close() {
       await Promise.all(procs.map((p) => p.stop('SIGTERM')));
@@ -288,12 +329,21 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
         const marker = `agent ${a} edit ${k}`;
         const entry = { id: agentIds[a]!, arrivals: [] as number[] };
         pending.set(marker, entry);
+        proberMarkers.set(marker, agentIds[a]!);
         const { sent, answered, version } = await edit(world.agentBase, agentIds[a]!, marker);
         agentVersions.push(version);
         const { first, last: lastArrival } = await arrivals(marker, entry, answered);
         delays.push(Math.max(0, lastArrival - answered));
         firstDelays.push(Math.max(0, first - answered));
         sendDelays.push(lastArrival - sent);
+        // The second prober's editor (on B across processes: forwarded to A's room) gets it too.
+        const deadline = performance.now() + ARRIVAL_MS;
+        while (!proberArrivals.has(marker) && performance.now() < deadline) await sleep(2);
+        const atProber = proberArrivals.get(marker);
+        if (atProber === undefined) throw new Error(`${marker} never reached the prober's editor`);
+        proberDelays.push(Math.max(0, atProber - answered));
+        proberMarkers.delete(marker);
+        proberArrivals.delete(marker);
         last = marker;
         await sleep(20 + Math.random() * 30);
       }
@@ -322,10 +372,63 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
       }
       return typed;
     };
+    // Keystrokes and cursors between two people, one on each process (postgres: editors[0] on A, a
+    // second editor on B; memory: both on the one process), measured while the agents and typists run.
+    const probeBlock = ids[AGENTS + TYPISTS]!;
+    // Two people of their own (the typists' rhythm must not wait for the probe's keystrokes).
+    const peerA = await SyncClient.connect(url, await credential('bench prober A'));
+    editors.push(peerA);
+    const peerB = await SyncClient.connect(`${world.agentBase.replace('http', 'ws')}/api/v1/documents/${ref}/sync`, await credential('bench prober B'));
+    editors.push(peerB);
+    const keyDelays: number[] = [];
+    const hopDelays: number[] = [];
+    /** Agents' markers (and their blocks) to note at the prober on B; when each arrived there. */
+    const proberMarkers = new Map<string, string>();
+    const proberArrivals = new Map<string, number>();
+    const proberDelays: number[] = [];
+    peerB.doc.on('update', () => {
+      for (const [marker, id] of proberMarkers) if (!proberArrivals.has(marker) && textOf(peerB.fragment, id) === marker) proberArrivals.set(marker, performance.now());
+    });
+    const keyBackDelays: number[] = [];
+    const cursorDelays: number[] = [];
+    const probe = async () => {
+      const onA = peerA;
+      for (let k = 0; k < PROBES; k++) {
+        // A keystroke on A → B's editor, then one on B → A's.
+        for (const [from, to, out] of [
+          [onA, peerB, keyDelays],
+          [peerB, onA, keyBackDelays],
+        ] as const) {
+          const marker = `${from === onA ? 'a' : 'b'}${k};`;
+          const sent = performance.now();
+          from.type(probeBlock, marker, Number.MAX_SAFE_INTEGER);
+          await to.until(() => textOf(to.fragment, probeBlock).includes(marker), `keystroke ${marker}`, ARRIVAL_MS);
+          out.push(performance.now() - sent);
+        }
+        // A cursor move on A → B.
+        const sent = performance.now();
+        onA.awareness.setLocalStateField('cursor', { k });
+        await peerB.until(() => (peerB.awareness.getStates().get(onA.awareness.clientID) as { cursor?: { k: number } } | undefined)?.cursor?.k === k, `cursor ${k}`, ARRIVAL_MS);
+        cursorDelays.push(performance.now() - sent);
+        await sleep(30 + Math.random() * 40);
+      }
+    };
     const started = performance.now();
-    const [lastEdits, typed] = await Promise.all([Promise.all(Array.from({ length: AGENTS }, (_, a) => agent(a))), Promise.all(Array.from({ length: TYPISTS }, (_, t) => typist(t)))]);
+    const [lastEdits, typed] = await Promise.all([
+      Promise.all(Array.from({ length: AGENTS }, (_, a) => agent(a))),
+      Promise.all(Array.from({ length: TYPISTS }, (_, t) => typist(t))),
+      probe(),
+      world.hops?.(PROBES) ?? Promise.resolve([] as number[]),
+    ]).then(([edits, words, , hopped]) => {
+      hopDelays.push(...hopped);
+      return [edits, words] as const;
+    });
     const seconds = (performance.now() - started) / 1000;
     await world.flush();
+    // The probers' last keystrokes become a version after their pause.
+    for (const until = performance.now() + 10_000; performance.now() < until; await sleep(50)) {
+      if ((await world.markdown(ref, token)).includes(`b${PROBES - 1};`)) break;
+    }
     const final = await api(world.agentBase, `/api/v1/documents/${ref}`, { token });
     const finalText = plainText(final.json.data.document.blocks);
     let lost = 0;
@@ -355,8 +458,13 @@ export async function runSyncBench(options: { storage?: 'memory' | 'postgres' } 
       [`agent 200 → all ${EDITORS} editors, p50 (ms)`, ms(pct(delays, 50)), ''],
       [`agent 200 → all ${EDITORS} editors, p99 (ms)`, ms(pct(delays, 99)), '< 200'],
       [`agent 200 → all ${EDITORS} editors, max (ms)`, ms(Math.max(...delays)), ''],
+      [`agent 200 → the prober's editor${across ? ' on B (forwarded)' : ''}, p50 / p99 (ms)`, `${ms(pct(proberDelays, 50))} / ${ms(pct(proberDelays, 99))}`, '< 200'],
       [`agent request sent → all ${EDITORS} editors, p50 (ms)`, ms(pct(sendDelays, 50)), ''],
       [`agent request sent → all ${EDITORS} editors, p99 (ms)`, ms(pct(sendDelays, 99)), ''],
+      [`keystroke on ${across ? 'A → editor on B' : 'one editor → another'}, p50 / p99 (ms)`, `${ms(pct(keyDelays, 50))} / ${ms(pct(keyDelays, 99))}`, '< 200'],
+      [`keystroke on ${across ? 'B → editor on A' : 'the other → the one'}, p50 / p99 (ms)`, `${ms(pct(keyBackDelays, 50))} / ${ms(pct(keyBackDelays, 99))}`, '< 200'],
+      [`cursor (awareness) ${across ? 'A → B' : 'one → other'}, p50 / p99 (ms)`, `${ms(pct(cursorDelays, 50))} / ${ms(pct(cursorDelays, 99))}`, '< 200'],
+      ...(across ? [[`one NOTIFY hop between two storages (a relay's floor), p50 / p99 (ms)`, `${ms(pct(hopDelays, 50))} / ${ms(pct(hopDelays, 99))}`, '']] : []),
       [`last keystroke → API version${across ? ' read on B' : ''}, p50 (ms)`, pct(personDelays, 50).toFixed(0), ''],
       [`last keystroke → API version${across ? ' read on B' : ''}, max (ms)`, Math.max(...personDelays).toFixed(0), '< 2000'],
       ['agent edits / typing bursts', `${delays.length} / ${personDelays.length}`, ''],

@@ -314,4 +314,19 @@ export interface Storage {
    * use it when {@link Storage.sharedByProcesses} is true.
    */
   takeCount?(collection: string, key: string, windowStart: number, limit: number): Promise<CountTaken>;
+  /**
+   * Optional: hand `payload` to every listener of `channel` ({@link Storage.subscribeEphemeral}) in
+   * this process and, for adapters shared by processes, in the others. Nothing is stored: delivery is
+   * at most once (a message sent while nobody listens, or while a listening connection is down, is
+   * gone; the listener's `onLost` is then called). Messages one process publishes on one channel,
+   * each after the previous one resolved, arrive in that order. Live co-editing forwards editors'
+   * traffic between processes with it (transports/sync/relay.ts).
+   */
+  publishEphemeral?(channel: string, payload: Uint8Array): Promise<void>;
+  /**
+   * Optional (with {@link Storage.publishEphemeral}): call `listener` with each payload published on
+   * `channel`; `onLost` when payloads may have been lost (a listening connection dropped and is back).
+   * @returns a function that removes the listener. Throws after `close()`.
+   */
+  subscribeEphemeral?(channel: string, listener: (payload: Uint8Array) => void, onLost?: () => void): () => void;
 }

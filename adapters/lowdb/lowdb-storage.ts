@@ -9,6 +9,7 @@ import { StorageUnavailableError } from '../../src/errors.ts';
 import type { BatchOp, Storage } from '../../src/ports.ts';
 import { AckRecorder } from './ack-record.ts';
 import { ChangeNotifier } from '../core/change-notifier.ts';
+import { EphemeralHub, ephemeralMembers } from '../core/ephemeral-hub.ts';
 import { takeCountByRevision } from '../core/take-count.ts';
 import type { CheckpointState } from './checkpoint-codec.ts';
 import { CHECKPOINT_FILE, DurableCheckpointFile } from './checkpoint-file.ts';
@@ -187,6 +188,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
   let fsyncs = 0;
   let diskFullRefusals = 0;
   let closed = false;
+  const ephemeral = new EphemeralHub();
   let closing: Promise<void> | null = null;
 
   const committer = new GroupCommitter(
@@ -273,6 +275,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     },
     commit: (ops: BatchOp[]) => (closed ? guard(() => undefined) : committer.submit(ops)),
     takeCount: (collection, key, windowStart, limit) => takeCountByRevision(storage, collection, key, windowStart, limit),
+    ...ephemeralMembers(ephemeral, () => closed),
     async checkpoint() {
       if (closed) throw new Error(`lowdb storage ${dir} is closed`);
       await checkpointer.running;
@@ -296,6 +299,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     close() {
       closed = true;
       notifier.clear();
+      ephemeral.clear();
       closing ??= shutDown();
       return closing;
     },

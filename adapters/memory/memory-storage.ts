@@ -5,6 +5,7 @@
 import type { BatchOp, Storage } from '../../src/ports.ts';
 import { validateBatch } from '../core/batch-validator.ts';
 import { ChangeNotifier } from '../core/change-notifier.ts';
+import { EphemeralHub, ephemeralMembers } from '../core/ephemeral-hub.ts';
 import { MemoryCore } from '../core/memory-core.ts';
 import { prepareBatch } from '../core/prepared-op.ts';
 import { takeCountByRevision } from '../core/take-count.ts';
@@ -46,6 +47,7 @@ export function memoryStorage(): Storage {
   const core = new MemoryCore();
   const notifier = new ChangeNotifier();
   let closed = false;
+  const ephemeral = new EphemeralHub();
   // Each method settles synchronously. getDocumentHead, getRecord and commit are written out (no
   // per-call closure) because the engine calls them on every mutation.
   const storage: Storage = {
@@ -95,9 +97,11 @@ export function memoryStorage(): Storage {
       return notifier.subscribe(topic, listener);
     },
     takeCount: (collection, key, windowStart, limit) => takeCountByRevision(storage, collection, key, windowStart, limit),
+    ...ephemeralMembers(ephemeral, () => closed),
     close: () => {
       closed = true;
       notifier.clear();
+      ephemeral.clear();
       return Promise.resolve();
     },
   };

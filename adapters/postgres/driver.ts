@@ -77,8 +77,9 @@ export function pgDriver(options: PoolOptions, listenUrl?: string): SqlDriver {
   let opened = 0;
   pool.on('connect', () => opened++);
   let ended = false;
-  let listener: pg.Client | null = null;
-  let retry: ReturnType<typeof setTimeout> | null = null;
+  /** The LISTEN clients, one per {@link SqlDriver.listen} call. */
+  const listeners = new Set<pg.Client>();
+  const retries = new Set<ReturnType<typeof setTimeout>>();
 
   async function connectListener(channel: string, onNotify: (payload: string) => void, onResync: () => void, again: boolean): Promise<void> {
     const client = new pg.Client({ ...options, ...(listenUrl === undefined ? {} : { connectionString: listenUrl }), connectionTimeoutMillis: options.connectionTimeoutMillis ?? 5_000 });
@@ -86,12 +87,13 @@ export function pgDriver(options: PoolOptions, listenUrl?: string): SqlDriver {
     const reconnect = (delay: number) => {
       if (ended || lost) return;
       lost = true;
-      listener = null;
+      listeners.delete(client);
       client.end().catch(() => {});
-      retry = setTimeout(() => {
-        retry = null;
+      const retry = setTimeout(() => {
+        retries.delete(retry);
         connectListener(channel, onNotify, onResync, true).catch(() => reconnect(Math.min(delay * 2, 2_000)));
       }, delay);
+      retries.add(retry);
       retry.unref?.();
     };
     client.on('error', () => reconnect(100));
@@ -106,10 +108,11 @@ export function pgDriver(options: PoolOptions, listenUrl?: string): SqlDriver {
       lost = true;
       client.end().catch(() => {});
       if (!again) throw error;
-      retry = setTimeout(() => {
-        retry = null;
+      const retry = setTimeout(() => {
+        retries.delete(retry);
         connectListener(channel, onNotify, onResync, true).catch(() => {});
       }, 500);
+      retries.add(retry);
       retry.unref?.();
       return;
     }
@@ -117,7 +120,7 @@ export function pgDriver(options: PoolOptions, listenUrl?: string): SqlDriver {
       await client.end().catch(() => {});
       return;
     }
-    listener = client;
+    listeners.add(client);
     if (again) onResync();
   }
 
@@ -157,10 +160,11 @@ export function pgDriver(options: PoolOptions, listenUrl?: string): SqlDriver {
     listen: (channel, onNotify, onResync) => connectListener(channel, onNotify, onResync, false),
     async end() {
       ended = true;
-      if (retry) clearTimeout(retry);
-      const client = listener;
-      listener = null;
-      await client?.end().catch(() => {});
+      for (const r of retries) clearTimeout(r);
+      retries.clear();
+      const clients = [...listeners];
+      listeners.clear();
+      await Promise.all(clients.map((c) => c.end().catch(() => {})));
       await pool.end();
     },
     connectionsOpened: () => opened,

@@ -22,6 +22,7 @@ import { prepareBatch, putJson, type PreparedOp } from '../core/prepared-op.ts';
 import { checkAfterSeq, checkLimit } from '../core/read-arguments.ts';
 import { isConnectionFailure, pgDriver, unavailable, type PoolOptions, type SqlDriver, type SqlResult, type SqlSession } from './driver.ts';
 import { CHANGE_CHANNEL, migrate } from './schema.ts';
+import { postgresEphemeral } from './ephemeral.ts';
 import { escapeText as esc, unescapeText as unesc } from './text-codec.ts';
 
 /** Options of {@link postgresStorage}. */
@@ -724,6 +725,8 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
       run.then(done, done);
       return run;
     },
+
+    ...postgresEphemeral(driver, () => closed),
 
     subscribe(topic, listener) {
       if (closed) throw closedError();

@@ -16,6 +16,7 @@ import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
 import { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
 import { Room, RoomTooLargeError, StaleDocumentError, type Peer } from './room.ts';
 import { bearerToken } from '../../src/contract/bearer.ts';
+import { canRelay, SyncRelay, defaultRelayTiming, type RelayTiming } from './relay.ts';
 
 /** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
 export interface SyncGrant {
@@ -52,6 +53,12 @@ export interface SyncOptions {
   timing?: Partial<SyncTiming>;
   /** Failed background work (a commit or a read of a room); default: the engine's error reporter. */
   onError?: (error: unknown, documentRef: string) => void;
+  /**
+   * Live editing across processes sharing the storage (./relay.ts): one process hosts a document's
+   * room, the others forward their editors to it. Default: on when the storage is shared by
+   * processes and carries ephemeral messages (PostgreSQL); `false` keeps one room per process.
+   */
+  relay?: boolean | Partial<RelayTiming>;
 }
 
 /** The attached sync endpoint. */
@@ -140,6 +147,22 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
   /** Rooms being closed (their pending edits committed). */
   const closing = new Set<Promise<void>>();
   const sockets = new Set<WebSocket>();
+  // [relay] Across processes: the room's owner hosts it, the others forward (./relay.ts).
+  const storage = engine.deps.storage;
+  const relayOn = options.relay === undefined ? storage.sharedByProcesses === true && canRelay(storage) : options.relay !== false && canRelay(storage);
+  const relay = relayOn
+    ? new SyncRelay(
+        storage,
+        {
+          openRoom: (ref, accountId) => roomFor(ref, accountId),
+          hasRoom: (ref) => rooms.has(ref) || opening.has(ref),
+          release: (ref, room) => release(ref, room),
+          reset: (ref, room, error) => reset(ref, room, error),
+          report: (error, ref) => report(error, ref),
+        },
+        { ...defaultRelayTiming, ...(typeof options.relay === 'object' ? options.relay : {}) },
+      )
+    : null;
 
   async function grantOf(req: IncomingMessage, documentRef: string): Promise<SyncGrant> {
     const hooked = options.authorizeUpgrade ? await options.authorizeUpgrade(req, documentRef) : null;
@@ -205,6 +228,7 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
         room.destroy();
         room.bridge.close();
         closing.delete(done);
+        relay?.released(documentRef); // [relay] its lease goes
       });
     closing.add(done);
   }
@@ -249,8 +273,10 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
     socket.on('error', () => socket.destroy());
     try {
       const grant = await grantOf(req, documentRef);
-      const room = await roomFor(documentRef, grant.actor.accountId);
-      if (room.peers.size >= maxPeers) {
+      // [relay] Another process hosts the room: this peer is forwarded there.
+      const owner = relay !== null && !rooms.has(documentRef) && !opening.has(documentRef) ? await relay.ownerOf(documentRef) : null;
+      const room = owner === null ? await roomFor(documentRef, grant.actor.accountId) : null;
+      if (room !== null && room.peers.size >= maxPeers) {
         throw new ServiceError('TEMPORARILY_UNAVAILABLE', `This document has ${maxPeers} editors connected, the most a room takes; try again later.`, {
           retryable: true,
         });
@@ -270,6 +296,19 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
       });
       wss.handleUpgrade(req, socket, head, (ws) => {
         upgraded = true;
+        if (owner !== null && relay !== null) {
+          sockets.add(ws);
+          ws.binaryType = 'nodebuffer';
+          const link = relay.forward(ws, documentRef, grant.actor, grant.canWrite, owner);
+          ws.on('message', (data: Buffer, isBinary: boolean) => link.message(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), isBinary));
+          ws.on('close', () => {
+            link.closed();
+            sockets.delete(ws);
+            letGo(holder);
+          });
+          ws.on('error', () => ws.terminate());
+          return;
+        }
         // The room may have been freed while the handshake ran: take the current one.
         const current = rooms.get(documentRef);
         if (current === undefined) {
@@ -305,10 +344,12 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
     },
     async close() {
       server.off('upgrade', listener);
+      relay?.closeRemotes();
       for (const s of sockets) s.terminate();
       await Promise.allSettled([...opening.values()]);
       for (const [ref, room] of [...rooms]) release(ref, room);
       await Promise.all([...closing]);
+      await relay?.close();
       wss.close();
     },
   };

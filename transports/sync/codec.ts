@@ -45,6 +45,11 @@ export class MessageReader {
   private at = 0;
   constructor(private readonly bytes: Uint8Array) {}
 
+  /** Bytes read so far. */
+  get offset(): number {
+    return this.at;
+  }
+
   /** One varUint (at most 53 bits). */
   varUint(): number {
     let n = 0;
