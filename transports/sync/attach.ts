@@ -15,6 +15,8 @@ import { metaJson } from '../../src/api/envelope.ts';
 import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
 import { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
 import { Room, RoomTooLargeError, StaleDocumentError, type Peer } from './room.ts';
+import { PEER_LIMITS, type PeerLimits } from './limits.ts';
+import { PeerGuard } from './peer-guard.ts';
 
 /** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
 export interface SyncGrant {
@@ -47,6 +49,8 @@ export interface SyncOptions {
    * again from the last version. Default 16 MiB (eight times the API's 2 MB document limit).
    */
   maxDocumentBytes?: number;
+  /** What one connection may cost (buffered output, rates, awareness): ./limits.ts, default {@link PEER_LIMITS}. */
+  peerLimits?: Partial<PeerLimits>;
   /** The version rhythm (1 s pause, 5 s at most) and its timers. */
   timing?: Partial<SyncTiming>;
   /** Failed background work (a commit or a read of a room); default: the engine's error reporter. */
@@ -132,6 +136,7 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
   const report = options.onError ?? ((error: unknown, ref: string) => engine.deps.reportError(error, `sync ${ref}`));
   const maxMessageBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
   const maxDocumentBytes = options.maxDocumentBytes ?? 16 * 1024 * 1024;
+  const peerLimits: PeerLimits = { ...PEER_LIMITS, ...options.peerLimits };
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
   const rooms = new Map<string, Room>();
   /** Rooms being opened (their first version read), by documentRef. */
@@ -167,7 +172,7 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
       const bridge = new DocumentBridge(engine, documentRef, reader, timing, engine.deps.refs.blockId, (e) => report(e, documentRef));
       pending = bridge.open().then(
         () => {
-          const room = new Room(bridge, maxDocumentBytes, maxMessageBytes);
+          const room = new Room(bridge, maxDocumentBytes, maxMessageBytes, peerLimits);
           bridge.whenBroken((error) => reset(documentRef, room, error));
           rooms.set(documentRef, room);
           opening.delete(documentRef);
@@ -211,11 +216,16 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
   function connect(socket: WebSocket, room: Room, documentRef: string, grant: SyncGrant): void {
     sockets.add(socket);
     const holder = holderOf(grant);
-    const peer: Peer = { socket, actor: grant.actor, canWrite: grant.canWrite, clients: new Set() };
+    const guard = new PeerGuard(socket, peerLimits);
+    const peer: Peer = { socket, actor: grant.actor, canWrite: grant.canWrite, clients: new Set(), guard };
     socket.binaryType = 'nodebuffer';
     let refused = false; // closing: nothing more it sends is applied
     socket.on('message', (data: Buffer, isBinary: boolean) => {
       if (refused) return;
+      if (!guard.received(data.byteLength)) {
+        refused = true; // past its rate by a whole burst: the guard closes it
+        return;
+      }
       try {
         if (!isBinary) throw new Error('text frames are not part of the protocol');
         room.receive(peer, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
@@ -227,6 +237,7 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
       }
     });
     const gone = () => {
+      guard.dispose();
       sockets.delete(socket);
       letGo(holder);
       if (room.leave(peer)) release(documentRef, room);
