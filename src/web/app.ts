@@ -86,6 +86,8 @@ export interface EditorAssets {
 export interface PersonGrant {
   actor: Actor;
   canWrite: boolean;
+  /** Follow the session while the connection is open: `ended` once it is signed out or expires. */
+  watch?: (ended: (reason: string) => void) => () => void;
 }
 
 /** The installed browser app. */
@@ -340,8 +342,13 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
     };
   }
 
-  async function documentEvents(request: PlainRequest, session: Session, documentRef: string, query: URLSearchParams): Promise<PlainResponse> {
+  async function documentEvents(request: PlainRequest, session: Session, cookie: string, documentRef: string, query: URLSearchParams): Promise<PlainResponse> {
     const first = await documentView(engine, session.accountId, documentRef); // 404 before the stream starts
+    // The stream ends with the client, or with the session (signed out on any process, or expired).
+    const ended = new AbortController();
+    const signal = request.signal ? AbortSignal.any([request.signal, ended.signal]) : ended.signal;
+    const unwatch = sessions.watch(cookie, session, () => ended.abort());
+    signal.addEventListener('abort', unwatch, { once: true });
     const from = Number(request.headers['last-event-id'] ?? query.get('after') ?? first.version);
     let last = Number.isInteger(from) && from >= 0 ? from : first.version;
     const topic = documentTopic(documentRef);
@@ -353,7 +360,16 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
       last = view.version;
       return `id: ${view.version}\nevent: version\ndata: ${JSON.stringify(view)}\n\n`;
     };
-    return eventStream(follow(request.signal ?? new AbortController().signal, [topic], frameOf, last < first.version ? [topic] : []));
+    const frames = follow(signal, [topic], frameOf, last < first.version ? [topic] : []);
+    return eventStream(
+      (async function* () {
+        try {
+          yield* frames;
+        } finally {
+          unwatch();
+        }
+      })(),
+    );
   }
 
   async function jobEvents(request: PlainRequest, session: Session): Promise<PlainResponse> {
@@ -444,7 +460,7 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
     const host = req.headers.host;
     if (typeof origin === 'string' && (typeof host !== 'string' || origin.replace(/^https?:\/\//, '') !== host)) return null;
     const session = await sessions.lookup(cookie);
-    return session === null ? null : { actor: accountActor(session.accountId), canWrite: true };
+    return session === null ? null : { actor: accountActor(session.accountId), canWrite: true, watch: (ended) => sessions.watch(cookie, session, ended) };
   }
 
   // ---- the handler ----
@@ -520,7 +536,7 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
           return page(200, view.title, documentBody(r.documentRef, view, editor), viewer, { 'content-security-policy': csp });
         }
         case 'document-events':
-          return await documentEvents(request, session, r.documentRef, query);
+          return await documentEvents(request, session, cookie!, r.documentRef, query);
         case 'job-events':
           return await jobEvents(request, session);
         case 'review': {

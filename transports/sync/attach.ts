@@ -15,7 +15,9 @@ import { metaJson } from '../../src/api/envelope.ts';
 import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
 import { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
 import { Room, RoomTooLargeError, StaleDocumentError, type Peer } from './room.ts';
-import { PEER_LIMITS, type PeerLimits } from './limits.ts';
+import { GRANT_ENDED_CLOSE, PEER_LIMITS, type PeerLimits } from './limits.ts';
+import { watchCredential } from '../../src/auth/grant-watch.ts';
+import { CREDENTIAL_COLLECTION } from '../../src/auth/credentials.ts';
 import { PeerGuard } from './peer-guard.ts';
 
 /** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
@@ -23,6 +25,12 @@ export interface SyncGrant {
   actor: Actor;
   /** False: a read-only connection (its edits are dropped). */
   canWrite: boolean;
+  /**
+   * Follow the grant while the connection is open: call `ended` when it ends (the credential
+   * revoked or expired, the person signed out), on whichever process; returns stop following. The
+   * connection is then closed with {@link GRANT_ENDED_CLOSE}.
+   */
+  watch?: (ended: (reason: string) => void) => () => void;
 }
 
 /** Options of {@link attachSync}. */
@@ -146,6 +154,12 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
   const sockets = new Set<WebSocket>();
 
   async function grantOf(req: IncomingMessage, documentRef: string): Promise<SyncGrant> {
+    if (options.authorizeUpgrade && req.headers.cookie !== undefined && req.headers.authorization !== undefined) {
+      // As over REST: which of the two speaks for the request cannot be told.
+      throw new ServiceError('AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.', {
+        requiredAction: 'authenticate',
+      });
+    }
     const hooked = options.authorizeUpgrade ? await options.authorizeUpgrade(req, documentRef) : null;
     let grant = hooked;
     if (grant === null) {
@@ -157,10 +171,33 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
       }
       const credential = await engine.credentials.authenticate(m[1]!);
       if (!credential.scopeSet.has('document:read')) throw notFound();
-      grant = { actor: credential.actor, canWrite: credential.scopeSet.has('document:write') };
+      // The upgrade is a request of the token's budget, like any (RATE_LIMITED when it is spent).
+      if (engine.credentials.sharedBudgets) await engine.credentials.take(credential);
+      else engine.credentials.charge(credential);
+      grant = {
+        actor: credential.actor,
+        canWrite: credential.scopeSet.has('document:write'),
+        watch: (ended) => watchCredential(engine.deps, credential, ended),
+      };
     }
     await engine.documents.head(grant.actor, documentRef); // NOT_FOUND outside the boundary
     return grant;
+  }
+
+  /**
+   * Before each commit of a token's edits: the token is still live (not revoked — on any process —
+   * nor expired), and the commit is a request of its budget. A person's edits need no check here:
+   * their sockets are closed when they sign out.
+   */
+  async function checkCommit(actor: Actor): Promise<void> {
+    if (actor.credentialRef === null) return;
+    const stored = await engine.deps.storage.getRecord<{ revokedAt?: number | null; expiresAt: number }>(CREDENTIAL_COLLECTION, actor.credentialRef);
+    if (stored === null || stored.value.revokedAt) throw new ServiceError('AUTH_REQUIRED', 'The token was revoked; its edits were not saved.', { requiredAction: 'authenticate' });
+    if (engine.deps.clock.now() >= stored.value.expiresAt) throw new ServiceError('AUTH_REQUIRED', 'The token has expired; its edits were not saved.', { requiredAction: 'authenticate' });
+    const credential = await engine.credentials.get(actor.credentialRef);
+    if (credential === null) throw new ServiceError('AUTH_REQUIRED', 'The token no longer exists.', { requiredAction: 'authenticate' });
+    if (engine.credentials.sharedBudgets) await engine.credentials.take(credential);
+    else engine.credentials.charge(credential);
   }
 
   function roomFor(documentRef: string, accountId: string): Promise<Room> {
@@ -170,6 +207,7 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
     if (!pending) {
       const reader: Actor = { accountId, credentialRef: null, documentRef: null };
       const bridge = new DocumentBridge(engine, documentRef, reader, timing, engine.deps.refs.blockId, (e) => report(e, documentRef));
+      bridge.beforeCommit(checkCommit);
       pending = bridge.open().then(
         () => {
           const room = new Room(bridge, maxDocumentBytes, maxMessageBytes, peerLimits);
@@ -217,6 +255,8 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
     sockets.add(socket);
     const holder = holderOf(grant);
     const guard = new PeerGuard(socket, peerLimits);
+    // Revoked, expired, signed out (on any process): the connection ends, and what it sends after is dropped.
+    let unwatch: (() => void) | undefined;
     const peer: Peer = { socket, actor: grant.actor, canWrite: grant.canWrite, clients: new Set(), guard };
     socket.binaryType = 'nodebuffer';
     let refused = false; // closing: nothing more it sends is applied
@@ -238,6 +278,7 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
     });
     const gone = () => {
       guard.dispose();
+      unwatch?.();
       sockets.delete(socket);
       letGo(holder);
       if (room.leave(peer)) release(documentRef, room);
@@ -245,6 +286,11 @@ export function attachSync(server: Server, engine: Engine, options: SyncOptions 
     socket.on('close', gone);
     socket.on('error', () => socket.terminate());
     room.join(peer);
+    unwatch = grant.watch?.((reason) => {
+      refused = true;
+      guard.dispose();
+      socket.close(GRANT_ENDED_CLOSE, reason.slice(0, 120));
+    });
   }
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
