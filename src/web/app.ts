@@ -483,6 +483,8 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
     if (r.name === 'sign-in-links') return signInLinks(request);
     if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: deps.baseUrl, api: null }));
     if (r.name === 'sign-in') {
+      // HEAD (a link scanner, a mail client's preview) does not use the link up; only GET signs in.
+      if (method === 'HEAD') return plainPage(200, 'Sign in', '<p>Open this link to sign in.</p>');
       const redeemed = await sessions.redeem(r.secret);
       if (!redeemed) {
         return plainPage(401, 'This sign-in link does not work', `<p>The link was used already, has expired (links last 15 minutes) or never existed.</p>${render('@sign-in', { origin: deps.baseUrl, api: null })}`);
