@@ -39,10 +39,26 @@ export interface SqlDriver {
   connectionsOpened?(): number;
 }
 
+/**
+ * Every statement is bounded, so that a lock held on a service table (say, a long ACCESS EXCLUSIVE)
+ * makes requests answer 503 quickly instead of waiting for it. Inside a transaction the bounds are
+ * the server's, set with `SET LOCAL` in the round trip of its BEGIN (never per session: the service
+ * may run behind PgBouncer in transaction mode): `lock_timeout` and `statement_timeout`. A statement
+ * outside a transaction is bounded by the client (`query_timeout`): past it its connection is
+ * dropped and the answer is 503 — a single-statement write may then still apply once the lock is
+ * released, which its idempotency key makes safe to retry.
+ */
+export const STATEMENT_BOUNDS = { lockTimeoutMs: 2_000, statementTimeoutMs: 10_000, outsideTransactionMs: 5_000 } as const;
+
+const BOUNDED_BEGIN = `BEGIN; SET LOCAL lock_timeout = ${STATEMENT_BOUNDS.lockTimeoutMs}; SET LOCAL statement_timeout = ${STATEMENT_BOUNDS.statementTimeoutMs}`;
+
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
-/** SQLSTATEs of a server that went away or does not take connections now. */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '55000', '3D000']);
-const CONNECTION_MESSAGE = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|not queryable|terminating connection|the database system is (starting up|shutting down)|is not currently accepting connections/i;
+/**
+ * SQLSTATEs of a server that went away or does not take connections now, or of a statement past its
+ * bound ({@link STATEMENT_BOUNDS}: 55P03 lock_not_available, 57014 query_canceled).
+ */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '55000', '3D000', '55P03', '57014']);
+const CONNECTION_MESSAGE = /Query read timeout|Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|not queryable|terminating connection|the database system is (starting up|shutting down)|is not currently accepting connections/i;
 
 /** True when `error` says the database could not be reached or dropped the connection. */
 export function isConnectionFailure(error: unknown): boolean {
@@ -133,8 +149,16 @@ export function pgDriver(options: PoolOptions): SqlDriver {
     const discard = (reason: Error) => {
       broken ??= reason;
     };
+    const query = async (text: string, params?: unknown[]): Promise<never> => {
+      if (text === 'BEGIN') {
+        await client.query(BOUNDED_BEGIN);
+        return { rows: [] } as never;
+      }
+      if (client.getTransactionStatus() === 'I') return (await client.query({ text, values: params, query_timeout: STATEMENT_BOUNDS.outsideTransactionMs } as pg.QueryConfig)) as never;
+      return (await client.query(text, params)) as never;
+    };
     try {
-      return await fn({ query: (text, params) => client.query(text, params) as never, discard });
+      return await fn({ query, discard });
     } catch (error) {
       if (isConnectionFailure(error)) broken = error;
       throw error;
