@@ -46,19 +46,17 @@ export interface SqlDriver {
  * may run behind PgBouncer in transaction mode): `lock_timeout` and `statement_timeout`. A statement
  * outside a transaction is bounded by the client (`query_timeout`): past it its connection is
  * dropped and the answer is 503 — a single-statement write may then still apply once the lock is
- * released, which its idempotency key makes safe to retry.
+ * released, which its idempotency key makes safe to retry. A statement past its bound is answered
+ * 503 at once (StorageUnavailableError), not tried again.
  */
-export const STATEMENT_BOUNDS = { lockTimeoutMs: 2_000, statementTimeoutMs: 10_000, outsideTransactionMs: 5_000 } as const;
+export const STATEMENT_BOUNDS = { lockTimeoutMs: 2_000, statementTimeoutMs: 10_000, outsideTransactionMs: 3_000 } as const;
 
 const BOUNDED_BEGIN = `BEGIN; SET LOCAL lock_timeout = ${STATEMENT_BOUNDS.lockTimeoutMs}; SET LOCAL statement_timeout = ${STATEMENT_BOUNDS.statementTimeoutMs}`;
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
-/**
- * SQLSTATEs of a server that went away or does not take connections now, or of a statement past its
- * bound ({@link STATEMENT_BOUNDS}: 55P03 lock_not_available, 57014 query_canceled).
- */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '55000', '3D000', '55P03', '57014']);
-const CONNECTION_MESSAGE = /Query read timeout|Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|not queryable|terminating connection|the database system is (starting up|shutting down)|is not currently accepting connections/i;
+/** SQLSTATEs of a server that went away or does not take connections now. */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '55000', '3D000']);
+const CONNECTION_MESSAGE = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed|not queryable|terminating connection|the database system is (starting up|shutting down)|is not currently accepting connections/i;
 
 /** True when `error` says the database could not be reached or dropped the connection. */
 export function isConnectionFailure(error: unknown): boolean {
@@ -66,6 +64,15 @@ export function isConnectionFailure(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown };
   if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || UNAVAILABLE_STATES.has(e.code) || e.code.startsWith('08'))) return true;
   return typeof e.message === 'string' && CONNECTION_MESSAGE.test(e.message);
+}
+
+/**
+ * True when a statement ran past its bound ({@link STATEMENT_BOUNDS}): 55P03 lock_not_available,
+ * 57014 query_canceled (statement_timeout), or the client's own read timeout.
+ */
+function pastBound(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return e?.code === '55P03' || e?.code === '57014' || e?.message === 'Query read timeout';
 }
 
 /** `error` as a {@link StorageUnavailableError} (with the driver's error as cause). */
@@ -149,7 +156,7 @@ export function pgDriver(options: PoolOptions): SqlDriver {
     const discard = (reason: Error) => {
       broken ??= reason;
     };
-    const query = async (text: string, params?: unknown[]): Promise<never> => {
+    const run = async (text: string, params?: unknown[]): Promise<never> => {
       if (text === 'BEGIN') {
         await client.query(BOUNDED_BEGIN);
         return { rows: [] } as never;
@@ -157,6 +164,13 @@ export function pgDriver(options: PoolOptions): SqlDriver {
       if (client.getTransactionStatus() === 'I') return (await client.query({ text, values: params, query_timeout: STATEMENT_BOUNDS.outsideTransactionMs } as pg.QueryConfig)) as never;
       return (await client.query(text, params)) as never;
     };
+    const query = (text: string, params?: unknown[]): Promise<never> =>
+      run(text, params).catch((error: unknown) => {
+        if (!pastBound(error)) throw error;
+        // Past its bound (a lock held elsewhere): answered 503 at once, not retried; the connection is not reused.
+        broken ??= error;
+        throw unavailable(error);
+      });
     try {
       return await fn({ query, discard });
     } catch (error) {
