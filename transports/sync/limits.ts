@@ -51,9 +51,13 @@ export const PEER_LIMITS: Readonly<PeerLimits> = Object.freeze({
 
 /**
  * Close code of a peer that sent faster than its rate (past a whole burst) or did not read what the
- * server sent (past `maxBufferedBytes`). A browser's provider connects again (with its back-off).
+ * server sent (past `maxBufferedBytes`). In y-websocket's "try again later" range (4500-4599): its
+ * provider connects again by itself, with its back-off.
  */
-export const SLOW_PEER_CLOSE = 4429;
+export const SLOW_PEER_CLOSE = 4503;
 
-/** Close code of a connection whose credential was revoked or expired, or whose person signed out. */
+/**
+ * Close code of a connection whose credential was revoked or expired, or whose person signed out.
+ * In the 4400-4499 range, which y-websocket's provider takes as final: it does not connect again.
+ */
 export const GRANT_ENDED_CLOSE = 4401;
