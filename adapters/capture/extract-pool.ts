@@ -19,6 +19,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { CaptureFailure, type ExtractedText } from '../../src/library/capture-port.ts';
 import { EXTRACT_WORKER_ROLE, type ExtractReply, type ExtractRequest } from './extract-thread.ts';
+import { FairQueue } from './fair-queue.ts';
 
 /** Options of {@link ExtractorPool}. */
 export interface ExtractorPoolOptions {
@@ -89,7 +90,8 @@ export class ExtractorPool {
   readonly maxHeapMb: number;
   private readonly entry: URL;
   private readonly slots: Slot[];
-  private readonly waiting: Job[] = [];
+  /** Pages waiting for a thread, taking turns between holders (accounts): one cannot hold everyone's. */
+  private readonly waiting = new FairQueue<Job>();
   private nextId = 1;
   private closed = false;
   readonly stats: ExtractorPoolStats = { started: 0, timedOut: 0, outOfMemory: 0 };
@@ -102,11 +104,15 @@ export class ExtractorPool {
     this.slots = Array.from({ length: this.threads }, () => ({ worker: null, ready: false, job: null }));
   }
 
-  /** Read one page on a pool thread. Rejects with a {@link CaptureFailure} past the limits. */
-  extract(kind: 'html' | 'pdf', bytes: Uint8Array, url: string, charset: string | null): Promise<ExtractedText> {
+  /**
+   * Read one page on a pool thread. Rejects with a {@link CaptureFailure} past the limits. Pages
+   * wait for a thread taking turns between `holder`s (whose page it is: an account), so that one
+   * holder's pages — hostile ones that run to the time limit — delay another's by one page at most.
+   */
+  extract(kind: 'html' | 'pdf', bytes: Uint8Array, url: string, charset: string | null, holder = ''): Promise<ExtractedText> {
     if (this.closed) return Promise.reject(new CaptureFailure('not-configured', 'The extraction pool is closed.'));
     return new Promise((resolve, reject) => {
-      this.waiting.push({ request: { kind, bytes, url, charset }, resolve, reject });
+      this.waiting.push(holder, { request: { kind, bytes, url, charset }, resolve, reject });
       this.pump();
     });
   }
@@ -115,7 +121,7 @@ export class ExtractorPool {
   async close(): Promise<void> {
     this.closed = true;
     const failure = new CaptureFailure('extract-failed', 'The extraction pool closed before the page was read.');
-    for (const job of this.waiting.splice(0)) job.reject(failure);
+    for (const job of this.waiting.drain()) job.reject(failure);
     await Promise.all(
       this.slots.map(async (slot) => {
         const { worker, job } = slot;
@@ -224,7 +230,7 @@ export class ExtractorPool {
       }
     } else if (!this.closed && !started) {
       // The thread could not even start: fail the waiting pages rather than retrying forever.
-      for (const waiting of this.waiting.splice(0)) waiting.reject(new CaptureFailure('extract-failed', `The extraction thread could not start: ${error.message}`, { cause: error }));
+      for (const waiting of this.waiting.drain()) waiting.reject(new CaptureFailure('extract-failed', `The extraction thread could not start: ${error.message}`, { cause: error }));
       return;
     }
     if (!this.closed) this.pump();

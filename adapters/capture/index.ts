@@ -61,7 +61,7 @@ export function contentExtractor(options: ContentExtractorOptions = {}): Content
   return {
     pool,
     detect: detectContent,
-    extract: (kind, bytes, url, charset) => pool.extract(kind, bytes, url, charset ?? null),
+    extract: (kind, bytes, url, charset, holder) => pool.extract(kind, bytes, url, charset ?? null, holder),
     close: () => (own ? pool.close() : Promise.resolve()),
   };
 }

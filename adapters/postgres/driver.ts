@@ -39,6 +39,20 @@ export interface SqlDriver {
   connectionsOpened?(): number;
 }
 
+/**
+ * Every statement is bounded, so that a lock held on a service table (say, a long ACCESS EXCLUSIVE)
+ * makes requests answer 503 quickly instead of waiting for it. Inside a transaction the bounds are
+ * the server's, set with `SET LOCAL` in the round trip of its BEGIN (never per session: the service
+ * may run behind PgBouncer in transaction mode): `lock_timeout` and `statement_timeout`. A statement
+ * outside a transaction is bounded by the client (`query_timeout`): past it its connection is
+ * dropped and the answer is 503 — a single-statement write may then still apply once the lock is
+ * released, which its idempotency key makes safe to retry. A statement past its bound is answered
+ * 503 at once (StorageUnavailableError), not tried again.
+ */
+export const STATEMENT_BOUNDS = { lockTimeoutMs: 2_000, statementTimeoutMs: 10_000, outsideTransactionMs: 3_000 } as const;
+
+const BOUNDED_BEGIN = `BEGIN; SET LOCAL lock_timeout = ${STATEMENT_BOUNDS.lockTimeoutMs}; SET LOCAL statement_timeout = ${STATEMENT_BOUNDS.statementTimeoutMs}`;
+
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ECONNABORTED']);
 /** SQLSTATEs of a server that went away or does not take connections now. */
 const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300', '55000', '3D000']);
@@ -50,6 +64,15 @@ export function isConnectionFailure(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown };
   if (typeof e.code === 'string' && (CONNECTION_CODES.has(e.code) || UNAVAILABLE_STATES.has(e.code) || e.code.startsWith('08'))) return true;
   return typeof e.message === 'string' && CONNECTION_MESSAGE.test(e.message);
+}
+
+/**
+ * True when a statement ran past its bound ({@link STATEMENT_BOUNDS}): 55P03 lock_not_available,
+ * 57014 query_canceled (statement_timeout), or the client's own read timeout.
+ */
+function pastBound(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  return e?.code === '55P03' || e?.code === '57014' || e?.message === 'Query read timeout';
 }
 
 /** `error` as a {@link StorageUnavailableError} (with the driver's error as cause). */
@@ -141,8 +164,23 @@ export function pgDriver(options: PoolOptions, listenUrl?: string): SqlDriver {
     const discard = (reason: Error) => {
       broken ??= reason;
     };
+    const run = async (text: string, params?: unknown[]): Promise<never> => {
+      if (text === 'BEGIN') {
+        await client.query(BOUNDED_BEGIN);
+        return { rows: [] } as never;
+      }
+      if (client.getTransactionStatus() === 'I') return (await client.query({ text, values: params, query_timeout: STATEMENT_BOUNDS.outsideTransactionMs } as pg.QueryConfig)) as never;
+      return (await client.query(text, params)) as never;
+    };
+    const query = (text: string, params?: unknown[]): Promise<never> =>
+      run(text, params).catch((error: unknown) => {
+        if (!pastBound(error)) throw error;
+        // Past its bound (a lock held elsewhere): answered 503 at once, not retried; the connection is not reused.
+        broken ??= error;
+        throw unavailable(error);
+      });
     try {
-      return await fn({ query: (text, params) => client.query(text, params) as never, discard });
+      return await fn({ query, discard });
     } catch (error) {
       if (isConnectionFailure(error)) broken = error;
       throw error;

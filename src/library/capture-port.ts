@@ -90,7 +90,8 @@ export interface Extractor {
   detect(bytes: Uint8Array): Promise<DetectedContent>;
   /**
    * Readable text of an HTML page or a PDF. `url` resolves relative links; `charset` is the declared
-   * one (HTML without it is sniffed from its meta tag, then UTF-8).
+   * one (HTML without it is sniffed from its meta tag, then UTF-8). `holder`: whose page it is (an
+   * account): an extractor that queues pages takes turns between holders.
    */
-  extract(kind: 'html' | 'pdf', bytes: Uint8Array, url: string, charset?: string | null): Promise<ExtractedText>;
+  extract(kind: 'html' | 'pdf', bytes: Uint8Array, url: string, charset?: string | null, holder?: string): Promise<ExtractedText>;
 }

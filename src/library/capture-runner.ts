@@ -90,7 +90,7 @@ async function bytesOf(env: CaptureEnv, item: ItemRecord, signal: AbortSignal): 
 
 async function capture(env: CaptureEnv, item: ItemRecord, signal: AbortSignal): Promise<Outcome> {
   const { bytes, kind, url, truncated, charset } = await bytesOf(env, item, signal);
-  const text = await env.extractor!.extract(kind, bytes, url, charset).catch((e: unknown) => {
+  const text = await env.extractor!.extract(kind, bytes, url, charset, item.accountId).catch((e: unknown) => {
     throw isCaptureFailure(e) ? e : new CaptureFailure('extract-failed', `The ${kind === 'pdf' ? 'PDF' : 'page'} could not be read: ${String((e as Error)?.message ?? e)}`, { cause: e });
   });
   if (text.loginWall) throw new CaptureFailure('sign-in-required', 'The page is a sign-in form, not content; capture never signs in.');

@@ -87,6 +87,8 @@ export interface EditorAssets {
 export interface PersonGrant {
   actor: Actor;
   canWrite: boolean;
+  /** Follow the session while the connection is open: `ended` once it is signed out or expires. */
+  watch?: (ended: (reason: string) => void) => () => void;
 }
 
 /** The installed browser app. */
@@ -341,8 +343,13 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     };
   }
 
-  async function documentEvents(request: PlainRequest, session: Session, documentRef: string, query: URLSearchParams): Promise<PlainResponse> {
+  async function documentEvents(request: PlainRequest, session: Session, cookie: string, documentRef: string, query: URLSearchParams): Promise<PlainResponse> {
     const first = await documentView(engine, session.accountId, documentRef); // 404 before the stream starts
+    // The stream ends with the client, or with the session (signed out on any process, or expired).
+    const ended = new AbortController();
+    const signal = request.signal ? AbortSignal.any([request.signal, ended.signal]) : ended.signal;
+    const unwatch = sessions.watch(cookie, session, () => ended.abort());
+    signal.addEventListener('abort', unwatch, { once: true });
     const from = Number(request.headers['last-event-id'] ?? query.get('after') ?? first.version);
     let last = Number.isInteger(from) && from >= 0 ? from : first.version;
     const topic = documentTopic(documentRef);
@@ -354,7 +361,16 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
       last = view.version;
       return `id: ${view.version}\nevent: version\ndata: ${JSON.stringify(view)}\n\n`;
     };
-    return eventStream(follow(request.signal ?? new AbortController().signal, [topic], frameOf, last < first.version ? [topic] : []));
+    const frames = follow(signal, [topic], frameOf, last < first.version ? [topic] : []);
+    return eventStream(
+      (async function* () {
+        try {
+          yield* frames;
+        } finally {
+          unwatch();
+        }
+      })(),
+    );
   }
 
   async function jobEvents(request: PlainRequest, session: Session): Promise<PlainResponse> {
@@ -445,7 +461,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     const host = req.headers.host;
     if (typeof origin === 'string' && (typeof host !== 'string' || origin.replace(/^https?:\/\//, '') !== host)) return null;
     const session = await sessions.lookup(cookie);
-    return session === null ? null : { actor: accountActor(session.accountId), canWrite: true };
+    return session === null ? null : { actor: accountActor(session.accountId), canWrite: true, watch: (ended) => sessions.watch(cookie, session, ended) };
   }
 
   // ---- the handler ----
@@ -468,6 +484,8 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     if (r.name === 'sign-in-links') return signInLinks(request);
     if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: deps.baseUrl, api: null }));
     if (r.name === 'sign-in') {
+      // HEAD (a link scanner, a mail client's preview) does not use the link up; only GET signs in.
+      if (method === 'HEAD') return plainPage(200, 'Sign in', '<p>Open this link to sign in.</p>');
       const redeemed = await sessions.redeem(r.secret);
       if (!redeemed) {
         return plainPage(401, 'This sign-in link does not work', `<p>The link was used already, has expired (links last 15 minutes) or never existed.</p>${render('@sign-in', { origin: deps.baseUrl, api: null })}`);
@@ -521,7 +539,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
           return page(200, view.title, documentBody(r.documentRef, view, editor), viewer, { 'content-security-policy': csp });
         }
         case 'document-events':
-          return await documentEvents(request, session, r.documentRef, query);
+          return await documentEvents(request, session, cookie!, r.documentRef, query);
         case 'job-events':
           return await jobEvents(request, session);
         case 'review': {

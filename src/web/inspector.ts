@@ -5,8 +5,11 @@
  * path (query values dropped, token-shaped text masked), status, error code, duration and request id —
  * and never headers or bodies. Tokens are told apart by the credentialRef embedded in the bearer token,
  * without verifying it: a request with a wrong secret is listed under the credential it claimed, which
- * is what its owner wants to see. Per process: a request answered by another process sharing the
- * storage shows in that process's inspector.
+ * is what its owner wants to see. But requests refused for their credential (401 AUTH_REQUIRED:
+ * unknown, wrong secret, revoked, expired) are kept apart, in a ring of their own per credential
+ * (`perRefused`, 10) and over their own set of credentials: anyone may send them naming a real
+ * credentialRef, and they never push out the requests the token itself made. Per process: a request
+ * answered by another process sharing the storage shows in that process's inspector.
  * @module
  */
 import { credentialRefOfToken } from '../auth/tokens.ts';
@@ -40,6 +43,8 @@ export interface InspectorLimits {
   perToken?: number;
   /** Tokens kept; the one heard from least recently is dropped first (default 200). */
   tokens?: number;
+  /** Refused requests (401 AUTH_REQUIRED) kept per claimed credential, apart from the others (default 10). */
+  perRefused?: number;
 }
 
 const TOKEN_LIKE = /(svc_agent_v1_scred_)[A-Za-z0-9_-]+/g;
@@ -47,11 +52,15 @@ const TOKEN_LIKE = /(svc_agent_v1_scred_)[A-Za-z0-9_-]+/g;
 /** A bounded, per-token ring of recent requests. */
 export class RequestInspector {
   private readonly byToken = new Map<string, InspectedRequest[]>();
+  /** Requests refused for their credential, by the credentialRef they claimed (bounded the same way). */
+  private readonly refused = new Map<string, InspectedRequest[]>();
   private readonly perToken: number;
+  private readonly perRefused: number;
   private readonly maxTokens: number;
 
   constructor(limits: InspectorLimits = {}) {
     this.perToken = Math.max(1, limits.perToken ?? 50);
+    this.perRefused = Math.max(1, limits.perRefused ?? 10);
     this.maxTokens = Math.max(1, limits.tokens ?? 200);
   }
 
@@ -66,13 +75,16 @@ export class RequestInspector {
     const url = event.request.url;
     const q = url.indexOf('?');
     const path = (q === -1 ? url : url.slice(0, q)).slice(0, 300).replace(TOKEN_LIKE, '$1***');
-    let list = this.byToken.get(credentialRef);
-    if (list) this.byToken.delete(credentialRef); // re-inserted below: most recent last
+    const refused = event.errorCode === 'AUTH_REQUIRED';
+    const rings = refused ? this.refused : this.byToken;
+    const per = refused ? this.perRefused : this.perToken;
+    let list = rings.get(credentialRef);
+    if (list) rings.delete(credentialRef); // re-inserted below: most recent last
     else list = [];
     list.push({ at: now, credentialRef, method: event.request.method.slice(0, 10), path, status: event.response.status, errorCode: event.errorCode, durationMs: Math.round(event.durationMs * 10) / 10, requestId: event.requestId });
-    if (list.length > this.perToken) list.splice(0, list.length - this.perToken);
-    this.byToken.set(credentialRef, list);
-    if (this.byToken.size > this.maxTokens) this.byToken.delete(this.byToken.keys().next().value!);
+    if (list.length > per) list.splice(0, list.length - per);
+    rings.set(credentialRef, list);
+    if (rings.size > this.maxTokens) rings.delete(rings.keys().next().value!);
   }
 
   /**
@@ -87,9 +99,11 @@ export class RequestInspector {
       if (/^[1-5]xx$/.test(status)) return Math.floor(s / 100) === Number(status[0]);
       return String(s) === status;
     };
-    for (const [ref, list] of this.byToken) {
-      if (!credentialRefs.has(ref) || (filter.credentialRef && filter.credentialRef !== ref)) continue;
-      for (const r of list) if (matches(r.status)) out.push(r);
+    for (const rings of [this.byToken, this.refused]) {
+      for (const [ref, list] of rings) {
+        if (!credentialRefs.has(ref) || (filter.credentialRef && filter.credentialRef !== ref)) continue;
+        for (const r of list) if (matches(r.status)) out.push(r);
+      }
     }
     out.sort((a, b) => b.at - a.at || (a.requestId < b.requestId ? 1 : -1));
     return out.slice(0, limit);
@@ -98,7 +112,7 @@ export class RequestInspector {
   /** How many requests are held (for tests of the bounds). */
   get size(): number {
     let n = 0;
-    for (const list of this.byToken.values()) n += list.length;
+    for (const rings of [this.byToken, this.refused]) for (const list of rings.values()) n += list.length;
     return n;
   }
 }

@@ -9,7 +9,7 @@ import { SCOPES } from '../auth/scopes.ts';
 import { isoTimestamp } from '../clock.ts';
 import type { Actor } from '../deps.ts';
 import type { Engine } from '../engine.ts';
-import { notFound } from '../errors.ts';
+import { isServiceError, notFound } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { JOBS_COLLECTION, listPartition, type StoredJob } from '../jobs/store.ts';
 import { isTerminal } from '../jobs/states.ts';
@@ -116,6 +116,11 @@ export interface DocumentVersionView {
   html: string;
   markdown: string;
   lossCount: number;
+  /**
+   * Why there is no Markdown of this version (it holds blocks the Markdown grammar cannot carry, say
+   * a divider put in through the live editor), or null. The page still renders, from rich-json.
+   */
+  markdownRefused: string | null;
 }
 
 /** A document of the account, rendered from its rich-json; NOT_FOUND outside the account. */
@@ -124,10 +129,19 @@ export async function documentView(engine: Engine, accountId: string, documentRe
   const actor = accountActor(accountId);
   const rich = await engine.documents.read(actor, documentRef, 'rich-json');
   if (rich.format !== 'rich-json') throw notFound('Document');
-  const md = await engine.documents.read(actor, documentRef, 'markdown');
-  const markdown = md.format === 'markdown' ? md.markdown : '';
-  const lossCount = md.format === 'markdown' ? md.lossCount : 0;
-  return { title: rich.document.title, version: rich.version, revision: rich.revision, html: richJsonHtml(rich.document.documentJson), markdown, lossCount };
+  let markdown = '';
+  let lossCount = 0;
+  let markdownRefused: string | null = null;
+  try {
+    const md = await engine.documents.read(actor, documentRef, 'markdown');
+    if (md.format === 'markdown') ({ markdown, lossCount } = md);
+  } catch (error) {
+    // Blocks outside the Markdown grammar (409 for an agent asking for Markdown): the page shows the
+    // document from rich-json, with a note, so that the person can open the editor and fix it.
+    if (!isServiceError(error) || error.code !== 'CONFLICT') throw error;
+    markdownRefused = error.message;
+  }
+  return { title: rich.document.title, version: rich.version, revision: rich.revision, html: richJsonHtml(rich.document.documentJson), markdown, lossCount, markdownRefused };
 }
 
 /** The live editor's mount point on the document page: who edits, and the page's style nonce. */

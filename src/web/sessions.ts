@@ -9,7 +9,8 @@
  */
 import { randomSecret } from '../auth/tokens.ts';
 import type { EngineDeps } from '../deps.ts';
-import { isStorageConflict } from '../ports.ts';
+import { isStorageConflict, recordTopic } from '../ports.ts';
+import { watchGrant, type GrantEnded } from '../auth/grant-watch.ts';
 
 /** Storage collection of unused sign-in links, keyed by the SHA-256 of the link's secret. */
 export const SIGN_IN_LINK_COLLECTION = 'web-sign-in-links';
@@ -57,6 +58,11 @@ export interface SessionStore {
   lookup(cookie: string): Promise<Session | null>;
   /** End the session of a cookie value (nothing when there is none). */
   end(cookie: string): Promise<void>;
+  /**
+   * Follow a live session: `ended` once it is ended (signed out, on any process sharing the storage)
+   * or expires. Returns stop watching.
+   */
+  watch(cookie: string, session: Session, ended: GrantEnded): () => void;
 }
 
 /** Build the {@link SessionStore}. */
@@ -121,6 +127,14 @@ export function createSessionStore(deps: EngineDeps): SessionStore {
     async end(cookie) {
       if (!SECRET.test(cookie)) return;
       await storage.commit([{ kind: 'record.delete', collection: SESSION_COLLECTION, key: sha256(cookie) }]);
+    },
+
+    watch(cookie, session, ended) {
+      const key = sha256(cookie);
+      return watchGrant(storage, recordTopic(SESSION_COLLECTION, key), session.expiresAt, () => clock.now(), async () => {
+        const stored = await storage.getRecord<Session>(SESSION_COLLECTION, key);
+        return stored === null ? 'the session ended (signed out)' : null;
+      }, ended);
     },
   };
 }

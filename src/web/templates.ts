@@ -49,6 +49,7 @@ const DOCUMENT = `<p class="meta">Version <span id="doc-version"><%= it.version 
 <article id="doc-body" aria-label="Document"><%~ it.html %></article>
 <h2>Markdown</h2>
 <p class="meta">What <code>?format=markdown</code> gives an agent. Loss count: <span id="doc-loss"><%= it.lossCount %></span></p>
+<% if (it.markdownRefused) { %><p class="meta" role="note" id="doc-markdown-refused">No Markdown of this version: <%= it.markdownRefused %> Remove or change those blocks in the editor to give agents Markdown again.</p><% } %>
 <pre id="doc-markdown"><%= it.markdown %></pre>`;
 
 const REVIEW = `<p>State: <strong><%= it.state %></strong> · proposal <code><%= it.proposalRef %></code><% if (it.jobId) { %> · job <code><%= it.jobId %></code> (<%= it.jobState %>)<% } %></p>

@@ -15,14 +15,24 @@ import { metaJson } from '../../src/api/envelope.ts';
 import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
 import { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
 import { Room, RoomTooLargeError, StaleDocumentError, type Peer } from './room.ts';
-import { bearerToken } from '../../src/contract/bearer.ts';
+import { bearerToken, namesBearerScheme } from '../../src/contract/bearer.ts';
 import { canRelay, SyncRelay, defaultRelayTiming, type RelayTiming } from './relay.ts';
+import { GRANT_ENDED_CLOSE, PEER_LIMITS, type PeerLimits } from './limits.ts';
+import { watchCredential } from '../../src/auth/grant-watch.ts';
+import { CREDENTIAL_COLLECTION } from '../../src/auth/credentials.ts';
+import { PeerGuard } from './peer-guard.ts';
 
 /** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
 export interface SyncGrant {
   actor: Actor;
   /** False: a read-only connection (its edits are dropped). */
   canWrite: boolean;
+  /**
+   * Follow the grant while the connection is open: call `ended` when it ends (the credential
+   * revoked or expired, the person signed out), on whichever process; returns stop following. The
+   * connection is then closed with {@link GRANT_ENDED_CLOSE}.
+   */
+  watch?: (ended: (reason: string) => void) => () => void;
 }
 
 /** Options of {@link attachSync}. */
@@ -49,6 +59,8 @@ export interface SyncOptions {
    * again from the last version. Default 16 MiB (eight times the API's 2 MB document limit).
    */
   maxDocumentBytes?: number;
+  /** What one connection may cost (buffered output, rates, awareness): ./limits.ts, default {@link PEER_LIMITS}. */
+  peerLimits?: Partial<PeerLimits>;
   /** The version rhythm (1 s pause, 5 s at most) and its timers. */
   timing?: Partial<SyncTiming>;
   /** Failed background work (a commit or a read of a room); default: the engine's error reporter. */
@@ -140,6 +152,7 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
   const report = options.onError ?? ((error: unknown, ref: string) => engine.deps.reportError(error, `sync ${ref}`));
   const maxMessageBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
   const maxDocumentBytes = options.maxDocumentBytes ?? 16 * 1024 * 1024;
+  const peerLimits: PeerLimits = { ...PEER_LIMITS, ...options.peerLimits };
   const wss = new WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
   const rooms = new Map<string, Room>();
   /** Rooms being opened (their first version read), by documentRef. */
@@ -165,6 +178,12 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
     : null;
 
   async function grantOf(req: IncomingMessage, documentRef: string): Promise<SyncGrant> {
+    if (options.authorizeUpgrade && req.headers.cookie !== undefined && req.headers.cookie.trim() !== '' && namesBearerScheme(req.headers.authorization)) {
+      // As over REST: which of the two speaks for the request cannot be told.
+      throw new ServiceError('AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.', {
+        requiredAction: 'authenticate',
+      });
+    }
     const hooked = options.authorizeUpgrade ? await options.authorizeUpgrade(req, documentRef) : null;
     let grant = hooked;
     if (grant === null) {
@@ -176,10 +195,33 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
       }
       const credential = await engine.credentials.authenticate(token);
       if (!credential.scopeSet.has('document:read')) throw notFound();
-      grant = { actor: credential.actor, canWrite: credential.scopeSet.has('document:write') };
+      // The upgrade is a request of the token's budget, like any (RATE_LIMITED when it is spent).
+      if (engine.credentials.sharedBudgets) await engine.credentials.take(credential);
+      else engine.credentials.charge(credential);
+      grant = {
+        actor: credential.actor,
+        canWrite: credential.scopeSet.has('document:write'),
+        watch: (ended) => watchCredential(engine.deps, credential, ended),
+      };
     }
     await engine.documents.head(grant.actor, documentRef); // NOT_FOUND outside the boundary
     return grant;
+  }
+
+  /**
+   * Before each commit of a token's edits: the token is still live (not revoked — on any process —
+   * nor expired), and the commit is a request of its budget. A person's edits need no check here:
+   * their sockets are closed when they sign out.
+   */
+  async function checkCommit(actor: Actor): Promise<void> {
+    if (actor.credentialRef === null) return;
+    const stored = await engine.deps.storage.getRecord<{ revokedAt?: number | null; expiresAt: number }>(CREDENTIAL_COLLECTION, actor.credentialRef);
+    if (stored === null || stored.value.revokedAt) throw new ServiceError('AUTH_REQUIRED', 'The token was revoked; its edits were not saved.', { requiredAction: 'authenticate' });
+    if (engine.deps.clock.now() >= stored.value.expiresAt) throw new ServiceError('AUTH_REQUIRED', 'The token has expired; its edits were not saved.', { requiredAction: 'authenticate' });
+    const credential = await engine.credentials.get(actor.credentialRef);
+    if (credential === null) throw new ServiceError('AUTH_REQUIRED', 'The token no longer exists.', { requiredAction: 'authenticate' });
+    if (engine.credentials.sharedBudgets) await engine.credentials.take(credential);
+    else engine.credentials.charge(credential);
   }
 
   function roomFor(documentRef: string, accountId: string): Promise<Room> {
@@ -189,9 +231,10 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
     if (!pending) {
       const reader: Actor = { accountId, credentialRef: null, documentRef: null };
       const bridge = new DocumentBridge(engine, documentRef, reader, timing, engine.deps.refs.blockId, (e) => report(e, documentRef));
+      bridge.beforeCommit(checkCommit);
       pending = bridge.open().then(
         () => {
-          const room = new Room(bridge, maxDocumentBytes, maxMessageBytes);
+          const room = new Room(bridge, maxDocumentBytes, maxMessageBytes, peerLimits);
           bridge.whenBroken((error) => reset(documentRef, room, error));
           rooms.set(documentRef, room);
           opening.delete(documentRef);
@@ -236,11 +279,18 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
   function connect(socket: WebSocket, room: Room, documentRef: string, grant: SyncGrant): void {
     sockets.add(socket);
     const holder = holderOf(grant);
-    const peer: Peer = { socket, actor: grant.actor, canWrite: grant.canWrite, clients: new Set() };
+    const guard = new PeerGuard(socket, peerLimits);
+    // Revoked, expired, signed out (on any process): the connection ends, and what it sends after is dropped.
+    let unwatch: (() => void) | undefined;
+    const peer: Peer = { socket, actor: grant.actor, canWrite: grant.canWrite, clients: new Set(), guard };
     socket.binaryType = 'nodebuffer';
     let refused = false; // closing: nothing more it sends is applied
     socket.on('message', (data: Buffer, isBinary: boolean) => {
       if (refused) return;
+      if (!guard.received(data.byteLength)) {
+        refused = true; // past its rate by a whole burst: the guard closes it
+        return;
+      }
       try {
         if (!isBinary) throw new Error('text frames are not part of the protocol');
         room.receive(peer, new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
@@ -252,6 +302,8 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
       }
     });
     const gone = () => {
+      guard.dispose();
+      unwatch?.();
       sockets.delete(socket);
       letGo(holder);
       if (room.leave(peer)) release(documentRef, room);
@@ -259,6 +311,11 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
     socket.on('close', gone);
     socket.on('error', () => socket.terminate());
     room.join(peer);
+    unwatch = grant.watch?.((reason) => {
+      refused = true;
+      guard.dispose();
+      socket.close(GRANT_ENDED_CLOSE, reason.slice(0, 120));
+    });
   }
 
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
@@ -299,9 +356,29 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
         if (owner !== null && relay !== null) {
           sockets.add(ws);
           ws.binaryType = 'nodebuffer';
-          const link = relay.forward(ws, documentRef, grant.actor, grant.canWrite, owner);
-          ws.on('message', (data: Buffer, isBinary: boolean) => link.message(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), isBinary));
+          // The same bounds as a local peer (./limits.ts): its unread output and its rate are this
+          // process's to bound; the owner's room applies the step-2 and awareness rules.
+          const guard = new PeerGuard(ws, peerLimits);
+          const bounded = { get readyState() { return ws.readyState; }, send: (data: Uint8Array) => guard.send(data), close: (code: number, reason: string) => ws.close(code, reason) };
+          const link = relay.forward(bounded, documentRef, grant.actor, grant.canWrite, owner);
+          let refused = false;
+          ws.on('message', (data: Buffer, isBinary: boolean) => {
+            if (refused) return;
+            if (!guard.received(data.byteLength)) {
+              refused = true;
+              return;
+            }
+            link.message(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), isBinary);
+          });
+          // Revoked, expired, signed out (on any process): the forwarded connection ends too.
+          const unwatch = grant.watch?.((reason) => {
+            refused = true;
+            guard.dispose();
+            ws.close(GRANT_ENDED_CLOSE, reason.slice(0, 120));
+          });
           ws.on('close', () => {
+            guard.dispose();
+            unwatch?.();
             link.closed();
             sockets.delete(ws);
             letGo(holder);

@@ -117,6 +117,8 @@ export class DocumentBridge {
   private onBroken: (error: Error) => void = () => {};
   private unsubscribe: (() => void) | null = null;
   private closed = false;
+  /** The grant check before each commit ({@link beforeCommit}). */
+  private checkCommit: (actor: Actor) => Promise<void> = async () => {};
 
   constructor(
     private readonly engine: Engine,
@@ -148,6 +150,14 @@ export class DocumentBridge {
   /** Name who makes a transaction (the room: the peer whose update it applies). */
   attribute(actorOf: (origin: unknown) => Actor | null): void {
     this.actorOf = actorOf;
+  }
+
+  /**
+   * Re-check the grant of a person before each commit of their edits (it throws a ServiceError to
+   * refuse it: a revoked or expired token, a spent request budget).
+   */
+  beforeCommit(check: (actor: Actor) => Promise<void>): void {
+    this.checkCommit = check;
   }
 
   /** Be told when the room's copy can no longer be kept in step with the API (then every peer starts over). */
@@ -335,6 +345,7 @@ export class DocumentBridge {
       const others = this.failed.size > 0 || [...this.pending.values()].some((o) => o.touched.size > 0 || o.deleted.size > 0);
       const blocks = others ? ownBlocks(base.blocks, current, p.touched, p.deleted) : current;
       try {
+        if (attempt === 1) await this.checkCommit(p.actor);
         const outcome = await this.engine.documents.commitEditorBlocks(p.actor, this.documentRef, {
           idempotencyKey: `sync_${this.engine.deps.ids.hex(32)}`,
           ifRevision: base.revision,

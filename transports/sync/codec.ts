@@ -18,7 +18,8 @@ export const SYNC_STEP1 = 0;
 export const SYNC_STEP2 = 1;
 export const SYNC_UPDATE = 2;
 
-function varUintBytes(n: number): number[] {
+/** The varUint encoding of `n` (lib0's). */
+export function varUintBytes(n: number): number[] {
   const out: number[] = [];
   while (n > 0x7f) {
     out.push(0x80 | (n & 0x7f));

@@ -26,6 +26,8 @@ import type { Actor } from '../../src/deps.ts';
 import { isStorageConflict, type Storage } from '../../src/ports.ts';
 import { encodeMessage, MessageReader } from './codec.ts';
 import { RoomTooLargeError, StaleDocumentError, STALE_DOCUMENT_CLOSE, type Peer, type PeerSocket, type Room } from './room.ts';
+import { PEER_LIMITS } from './limits.ts';
+import { PeerGuard } from './peer-guard.ts';
 
 /** The lease record's collection (key: the documentRef). */
 export const LEASE_COLLECTION = 'sync-owners';
@@ -156,6 +158,8 @@ class Outbox {
 /** The owner's stand-in for a forwarded peer's WebSocket: what the room sends goes to the peer's process. */
 class RemoteSocket implements PeerSocket {
   readyState = OPEN;
+  /** The bytes waiting for the real socket are the forwarding process's to bound (its PeerGuard). */
+  readonly bufferedAmount = 0;
   constructor(private readonly onSend: (data: Uint8Array) => void, private readonly onClose: (code: number, reason: string) => void) {}
   send(data: Uint8Array, callback: (error?: Error) => void): void {
     if (this.readyState === OPEN) this.onSend(data);
@@ -169,6 +173,9 @@ class RemoteSocket implements PeerSocket {
   terminate(): void {
     this.close(1011, 'terminated');
   }
+  /** Reading is the forwarding process's (its PeerGuard pauses the real socket). */
+  pause(): void {}
+  resume(): void {}
 }
 
 /** A forwarded peer at its owner. */
@@ -424,7 +431,7 @@ export class SyncRelay {
       key: h.p,
       from: h.f,
       documentRef: h.d,
-      peer: { socket, actor: h.a, canWrite: h.w === true, clients: new Set() },
+      peer: { socket, actor: h.a, canWrite: h.w === true, clients: new Set(), guard: new PeerGuard(socket, PEER_LIMITS) },
       room: null,
       gone: false,
       chain: Promise.resolve(),
@@ -452,6 +459,7 @@ export class SyncRelay {
   private apply(r: Remote, data: Uint8Array): void {
     if (r.gone || r.room === null) return;
     try {
+      if (!r.peer.guard.received(data.byteLength)) return; // past its rate by a whole burst: closed
       r.room.receive(r.peer, data);
     } catch (error) {
       if (error instanceof RoomTooLargeError) this.host.reset(r.documentRef, r.room, error);
@@ -465,6 +473,7 @@ export class SyncRelay {
     if (r.gone) return;
     r.gone = true;
     this.remotes.delete(`${r.from}|${r.key}`);
+    r.peer.guard.dispose();
     (r.peer.socket as RemoteSocket).readyState = CLOSED;
     if (r.room !== null && r.room.leave(r.peer)) this.host.release(r.documentRef, r.room);
   }

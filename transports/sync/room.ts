@@ -7,6 +7,8 @@ import * as Y from 'yjs';
 import * as awarenessProtocol from 'y-protocols/awareness';
 import type { Actor } from '../../src/deps.ts';
 import type { DocumentBridge } from './bridge.ts';
+import { PEER_LIMITS, type PeerLimits } from './limits.ts';
+import { UpdateBatcher, type PeerGuard } from './peer-guard.ts';
 import { encodeMessage, MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC, MessageReader, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE } from './codec.ts';
 
 export { MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC } from './codec.ts';
@@ -27,9 +29,9 @@ export interface Peer {
   canWrite: boolean;
   /** Awareness client ids this peer announced (removed when it leaves). */
   clients: Set<number>;
+  /** Its limits (./peer-guard.ts): every message to it goes through `guard.send`. */
+  guard: PeerGuard;
 }
-
-const OPEN = 1;
 
 export { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
 
@@ -62,6 +64,8 @@ export class Room {
   readonly awareness: awarenessProtocol.Awareness;
   /** Update bytes applied since the doc's size was last measured. */
   private unmeasured = 0;
+  /** Edits relayed to the peers, gathered for `limits.broadcastMs`. */
+  private readonly relay: UpdateBatcher<Peer>;
 
   /**
    * @param maxDocumentBytes the largest the doc may grow (its state as one update), measured each
@@ -71,12 +75,14 @@ export class Room {
     readonly bridge: DocumentBridge,
     private readonly maxDocumentBytes = 16 * 1024 * 1024,
     private readonly measureEvery = 4 * 1024 * 1024,
+    limits: Pick<PeerLimits, 'broadcastMs'> = PEER_LIMITS,
   ) {
     const doc = bridge.doc;
+    this.relay = new UpdateBatcher(limits.broadcastMs, () => this.peers, (p, update) => send(p, encodeMessage([MESSAGE_SYNC, SYNC_UPDATE], update)));
     this.awareness = new awarenessProtocol.Awareness(doc);
     this.awareness.setLocalState(null);
     doc.on('update', (update: Uint8Array, origin: unknown) => {
-      this.broadcast(encodeMessage([MESSAGE_SYNC, SYNC_UPDATE], update), origin as Peer | undefined);
+      this.relay.add(update, origin);
     });
     // A peer's update is applied with the peer as its transaction's origin: the bridge notes its edits as that person's.
     bridge.attribute((origin) => (this.peers.has(origin as Peer) ? (origin as Peer).actor : null));
@@ -95,8 +101,8 @@ export class Room {
     return encodeMessage([MESSAGE_AWARENESS], awarenessProtocol.encodeAwarenessUpdate(this.awareness, clients));
   }
 
-  private broadcast(message: Uint8Array, except?: Peer): void {
-    for (const p of this.peers) if (p !== except) send(p, message);
+  private broadcast(message: Uint8Array): void {
+    for (const p of this.peers) send(p, message);
   }
 
   /** Add a connected peer: start the sync (step 1 and step 2) and send the awareness states. */
@@ -127,7 +133,8 @@ export class Room {
         // when it opened); a doc with content but none of them is another copy of the document.
         const clients = Y.decodeStateVector(vector);
         if (clients.size > 0 && !clients.has(this.bridge.doc.clientID)) throw new StaleDocumentError();
-        send(peer, encodeMessage([MESSAGE_SYNC, SYNC_STEP2], Y.encodeStateAsUpdate(this.bridge.doc, vector)));
+        // At most one step 2 in flight per peer: a flood of step 1s is answered once, not once each.
+        peer.guard.answerStep1(vector, (v) => encodeMessage([MESSAGE_SYNC, SYNC_STEP2], Y.encodeStateAsUpdate(this.bridge.doc, v)));
         return;
       }
       if (sub !== SYNC_STEP2 && sub !== SYNC_UPDATE) throw new Error(`unknown sync message ${sub}`);
@@ -143,26 +150,33 @@ export class Room {
       return;
     }
     if (type === MESSAGE_AWARENESS) {
-      awarenessProtocol.applyAwarenessUpdate(this.awareness, reader.varUint8Array(), peer);
+      // Only states of the peer's own client ids (few, small): no one replaces another's presence.
+      const own = peer.guard.awareness(reader.varUint8Array(), peer.clients, (id) => this.holdsElsewhere(peer, id));
+      if (own !== null) awarenessProtocol.applyAwarenessUpdate(this.awareness, own, peer);
       return;
     }
     if (type === MESSAGE_QUERY_AWARENESS) {
-      send(peer, this.awarenessMessage([...this.awareness.getStates().keys()]));
+      peer.guard.queryAwareness(() => this.awarenessMessage([...this.awareness.getStates().keys()]));
       return;
     }
     if (type === MESSAGE_AUTH) return;
     throw new Error(`unknown message type ${type}`);
   }
 
-  /** Free the room's awareness (the bridge is closed by its owner). */
+  /** True when a client id is the room's own or another peer's. */
+  private holdsElsewhere(peer: Peer, clientId: number): boolean {
+    if (clientId === this.awareness.clientID) return true;
+    for (const p of this.peers) if (p !== peer && p.clients.has(clientId)) return true;
+    return false;
+  }
+
+  /** Free the room's awareness and relay (the bridge is closed by its owner). */
   destroy(): void {
+    this.relay.dispose();
     this.awareness.destroy();
   }
 }
 
 function send(peer: Peer, message: Uint8Array): void {
-  if (peer.socket.readyState !== OPEN) return;
-  peer.socket.send(message, (error) => {
-    if (error) peer.socket.terminate();
-  });
+  peer.guard.send(message);
 }
