@@ -25,7 +25,7 @@ function assertPageHeaders(res: Response): void {
   assert.is(res.headers.get('cache-control'), 'no-store');
 }
 
-test('signed out, every page answers 401 with a link to how to sign in, with the page headers', async () => {
+test('signed out, every page answers 401 saying once how to sign in (kw sign-in, or the operator API with $KW_OPERATOR_KEY), with the page headers', async () => {
   const s = await start();
   try {
     for (const path of ['/', '/settings/api', `/documents/sdoc_${'1'.repeat(48)}`, `/reviews/krev_${'1'.repeat(24)}`, '/requests']) {
@@ -33,7 +33,11 @@ test('signed out, every page answers 401 with a link to how to sign in, with the
       assert.is(res.status, 401, path);
       assertPageHeaders(res);
       const html = await res.text();
-      assert.match(html, /<a href="\/sign-in">How to sign in<\/a>/, path);
+      // How to sign in, said once: kw sign-in, or the operator API with $KW_OPERATOR_KEY (named once).
+      assert.is(html.split('kw sign-in').length - 1, 1, path);
+      assert.is(html.split('KW_OPERATOR_KEY').length - 1, 1, path);
+      assert.not.match(html, /\$OPERATOR_KEY/, path);
+      assert.is(html.split('These pages are for the person who runs this server').length - 1, 1, path);
     }
     const help = await fetch(`${s.url}/sign-in`);
     assert.is(help.status, 200);

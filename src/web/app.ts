@@ -207,7 +207,7 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
   /** 401 for a signed-out person: a link to how to sign in and, for a document, how an agent reads it. */
   function signedOut(documentRef: string | null): PlainResponse {
     const api = documentRef ? `curl -H "Authorization: Bearer $TOKEN" ${deps.baseUrl}/api/v1/documents/${documentRef.slice(0, 64)}?format=markdown` : null;
-    const body = `<p>This page is for the signed-in person. <a href="/sign-in">How to sign in</a></p>${render('@sign-in', { origin: deps.baseUrl, api })}`;
+    const body = render('@sign-in', { origin: deps.baseUrl, api });
     return plainPage(401, 'Sign in to see this page', body);
   }
 

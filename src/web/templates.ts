@@ -88,7 +88,7 @@ const REQUESTS = `<p>The last requests of each of your tokens, as this server an
 
 const SIGN_IN = `<p>These pages are for the person who runs this server, signed in.</p>
 <p>To sign in, open the one-time sign-in link that <code>kw serve</code> printed when it started (also in its <code>--json</code> line as <code>signInUrl</code>). A link works once, within 15 minutes.</p>
-<p>For a new link, ask the operator API: <code>curl -X POST -H "Authorization: Bearer $OPERATOR_KEY" -H "Content-Type: application/json" -d '{}' <%= it.origin %>/operator/v1/sign-in-links</code></p>
+<p>For a new link, run <code>kw sign-in</code> in the folder the server was started in (<code>npm run kw -- sign-in</code> in a clone; <code>--data DIR</code> for another data folder), or ask the operator API with the server's operator key: <code>curl -X POST -H "Authorization: Bearer $KW_OPERATOR_KEY" -H "Content-Type: application/json" -d '{}' <%= it.origin %>/operator/v1/sign-in-links</code></p>
 <% if (it.api) { %><p>Agents read the same data through the API with a bearer token: <code><%= it.api %></code></p><% } %>`;
 
 eta.loadTemplate('@home', HOME);
