@@ -94,6 +94,11 @@ export interface ServeOptions {
    * browser app's cookie-session hook and the version rhythm (docs/co-editing.md).
    */
   sync?: Pick<SyncOptions, 'authorizeUpgrade' | 'timing' | 'maxPeersPerRoom'>;
+  /**
+   * Structured log of the API handler: one object per unexpected error or storage outage (the
+   * request log already has a line per request). Default: JSON lines on stderr.
+   */
+  log?: (line: object) => void;
   /** Notices for the person running the server (a torn journal tail discarded on open); default none. */
   notice?: (line: string) => void;
   /** Install the person's browser app (sign-in, console, agent access, reviews); default true. */
@@ -319,7 +324,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : 'owner';
     const documentPages = options.documentPages ?? 'sign-in-required';
     const app = options.browserApp === false ? null : createBrowserApp(engine, { operatorKey, localAccount, openDocumentPages: documentPages === 'open', ...(editorAvailable() ? { editorAssets } : {}) });
-    const api = createApiHandler({ engine, operatorKey, localAccount, documentPages, ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
+    const api = createApiHandler({ engine, operatorKey, localAccount, documentPages, ...(options.log ? { log: options.log } : {}), ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
     const pages = app ? app.mount(api) : api;
     if (app) signInUrl = (await app.createSignInLink()).url;
     browserApp = app;

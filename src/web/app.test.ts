@@ -114,6 +114,21 @@ test('a session cookie together with a bearer token on the API is 401 AUTH_AMBIG
   await engine.close();
 });
 
+test('/favicon.ico is an icon (200 image/x-icon, a valid ICO header), not a 404', async () => {
+  const s = await start();
+  try {
+    const res = await fetch(`${s.url}/favicon.ico`);
+    assert.is(res.status, 200);
+    assert.is(res.headers.get('content-type'), 'image/x-icon');
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    assert.equal([...bytes.slice(0, 6)], [0, 0, 1, 0, 1, 0], 'ICONDIR: reserved 0, type 1 (icon), one image');
+    const view = new DataView(bytes.buffer);
+    assert.is(view.getUint32(18, true) + view.getUint32(14, true), bytes.length, 'the image entry spans the file');
+  } finally {
+    await s.close();
+  }
+});
+
 test('every form post without the session CSRF token is 403 and changes nothing; sign out ends the session', async () => {
   const s = await start();
   try {
@@ -151,8 +166,21 @@ test('/settings/api: the form with its labels and twelve scopes, a token shown o
     for (const what of ['Label:', 'Request budget:', 'Expires in days:', 'Scopes:']) assert.ok(errors.includes(what), what);
 
     const made = await post(s, '/settings/api/tokens', cookie, { csrf, label: 'Research agent', document: '', requestBudget: '25', expiresInDays: '3', scope: ['document:read', 'document:create'] });
-    assert.is(made.status, 201);
-    const page = await made.text();
+    // Post/redirect/get: the POST answers 303 to the page, whose first GET shows the token once;
+    // reloading it (or typing the form's URL) never lands on a bare 405.
+    assert.is(made.status, 303);
+    const shown = made.headers.get('location')!;
+    assert.match(shown, /^\/settings\/api\?created=[A-Za-z0-9_-]+$/);
+    const first = await fetch(`${s.url}${shown}`, { headers: { cookie } });
+    assert.is(first.status, 200);
+    const page = await first.text();
+    const reload = await fetch(`${s.url}${shown}`, { headers: { cookie } });
+    assert.is(reload.status, 200);
+    const typed = await fetch(`${s.url}/settings/api/tokens`, { headers: { cookie }, redirect: 'manual' });
+    assert.is(typed.status, 303);
+    assert.is(typed.headers.get('location'), '/settings/api');
+    const other = await signIn(s);
+    assert.not.ok((await (await fetch(`${s.url}${shown}`, { headers: { cookie: other.cookie } })).text()).includes('new-token'), 'another session never sees it');
     const token = /<label for="new-token">New token<\/label><input id="new-token" type="text" readonly value="([^"]+)"/.exec(page)?.[1];
     assert.ok(token, 'the new token is in a read-only input labelled New token');
     const auth = await fetch(`${s.url}/api/v1/auth`, { headers: { authorization: `Bearer ${token}` } });
@@ -162,6 +190,7 @@ test('/settings/api: the form with its labels and twelve scopes, a token shown o
 
     const list = await (await fetch(`${s.url}/settings/api`, { headers: { cookie } })).text();
     assert.ok(!list.includes(token!), 'the token is shown only once');
+    assert.ok(!(await reload.text()).includes(token!), 'a reload of the page that showed it does not show it again');
     assert.ok(list.includes(principal.displayPrefix));
     assert.match(list, /24 of 25/, 'remaining budget after one request');
 

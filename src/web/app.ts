@@ -23,7 +23,7 @@ import { isTerminal } from '../jobs/states.ts';
 import { publicationStep } from './publication.ts';
 import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../ports.ts';
 import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
-import { APP_CSS, APP_JS } from './assets.ts';
+import { APP_CSS, APP_JS, FAVICON_ICO } from './assets.ts';
 import { escapeHtml, PAGE_CSP, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
 import { RequestInspector, type InspectorLimits, type AnsweredRequest } from './inspector.ts';
 import {
@@ -118,6 +118,7 @@ function metaJson(requestId: string, clientRequestId: string | undefined): strin
 
 type Route =
   | { name: 'asset'; file: 'css' | 'js' }
+  | { name: 'favicon' }
   | { name: 'editor-asset'; file: string }
   | { name: 'sign-in'; secret: string }
   | { name: 'sign-in-help' }
@@ -141,6 +142,7 @@ function route(path: string): Route | null {
   if (path === '/') return { name: 'home' };
   if (path === '/assets/app.css') return { name: 'asset', file: 'css' };
   if (path === '/assets/app.js') return { name: 'asset', file: 'js' };
+  if (path === '/favicon.ico') return { name: 'favicon' };
   if (path.startsWith('/assets/editor/') && /^[A-Za-z0-9_-]+\.(?:js|css|woff2?)$/.test(path.slice(15))) return { name: 'editor-asset', file: path.slice(15) };
   if (path === '/sign-out') return { name: 'sign-out' };
   if (path === '/sign-in') return { name: 'sign-in-help' };
@@ -372,6 +374,27 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
 
   // ---- forms ----
 
+  /**
+   * New tokens between the POST that made them and the GET that shows them: one use each, for the
+   * session that made them, for 5 minutes, at most 256 waiting (the oldest go first). In this process:
+   * behind a balancer of several processes the redirected GET must reach the same one to show it.
+   */
+  const newTokens = new Map<string, { csrf: string; token: string; until: number }>();
+  function keepNewToken(csrf: string, token: string): string {
+    const now = deps.clock.now();
+    for (const [id, kept] of newTokens) if (kept.until <= now || newTokens.size >= 256) newTokens.delete(id);
+    const id = randomSecret();
+    newTokens.set(id, { csrf, token, until: now + 5 * 60_000 });
+    return id;
+  }
+  function takeNewToken(csrf: string, id: string | null): string | undefined {
+    if (id === null) return undefined;
+    const kept = newTokens.get(id);
+    if (!kept || kept.csrf !== csrf || kept.until <= deps.clock.now()) return undefined;
+    newTokens.delete(id);
+    return kept.token;
+  }
+
   async function createToken(session: Session, viewer: PageViewer, form: URLSearchParams): Promise<PlainResponse> {
     const values: TokenForm = {
       label: (form.get('label') ?? '').trim(),
@@ -390,7 +413,9 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
         requestBudget: integer(values.requestBudget, 10_000),
         expiresInDays: integer(values.expiresInDays, 90),
       });
-      return page(201, 'Agent access', await settingsBody(engine, session.accountId, session.csrf, { newToken: token }), viewer);
+      // Post/redirect/get: the token waits for the next GET of this session (once), so reloading the
+      // page that shows it neither posts the form again nor lands on a POST-only URL.
+      return seeOther(`/settings/api?created=${keepNewToken(session.csrf, token)}`);
     } catch (e) {
       if (!isServiceError(e) || (e.code !== 'INVALID_REQUEST' && e.code !== 'NOT_FOUND')) throw e;
       const errors = e.code === 'NOT_FOUND' ? ['Document: no document of yours has this documentRef'] : fieldMessages(e.fieldErrors, e.message);
@@ -454,6 +479,8 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
     const isPost = POST_ROUTES.has(r.name);
     if (isPost ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') {
       if (r.name === 'sign-in-links' || r.name === 'document' || r.name === 'review') return api(request);
+      // The token form's URL typed or reloaded: the page it belongs to.
+      if (r.name === 'create-token' && (method === 'GET' || method === 'HEAD')) return seeOther('/settings/api');
       return { status: 405, headers: pageHeaders({ allow: isPost ? 'POST' : 'GET, HEAD' }), body: '<!doctype html><title>Method not allowed</title><p>Method not allowed.</p>' };
     }
     if (r.name === 'asset') {
@@ -464,6 +491,9 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
       };
     }
     if (r.name === 'editor-asset') return editorAsset(r.file);
+    if (r.name === 'favicon') {
+      return { status: 200, headers: { 'content-type': 'image/x-icon', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }, body: FAVICON_ICO };
+    }
     if (r.name === 'sign-in-links') return signInLinks(request);
     if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: deps.baseUrl, api: null }));
     if (r.name === 'sign-in') {
@@ -502,8 +532,10 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
           const { body } = await homeBody(engine, session.accountId, inspector);
           return page(200, 'Console', body, viewer);
         }
-        case 'settings':
-          return page(200, 'Agent access', await settingsBody(engine, session.accountId, session.csrf), viewer);
+        case 'settings': {
+          const newToken = takeNewToken(session.csrf, query.get('created'));
+          return page(200, 'Agent access', await settingsBody(engine, session.accountId, session.csrf, newToken === undefined ? {} : { newToken }), viewer);
+        }
         case 'create-token':
           return createToken(session, viewer, form!);
         case 'revoke-token':

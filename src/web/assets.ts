@@ -79,3 +79,40 @@ export const ASSET_VERSION = (() => {
   for (const c of APP_CSS + APP_JS) h = Math.imul(h ^ c.charCodeAt(0), 16777619);
   return (h >>> 0).toString(16);
 })();
+
+/**
+ * `/favicon.ico`: a 16×16 icon (the page's link blue with a white page shape), built once as a
+ * 32-bit BMP inside an ICO container, so browsers asking for it get an icon, not a 404.
+ */
+export const FAVICON_ICO: Uint8Array = (() => {
+  const size = 16;
+  const pixels = size * size * 4;
+  const mask = size * 4; // 1 bit per pixel, rows padded to 32 bits
+  const image = 40 + pixels + mask;
+  const out = new Uint8Array(6 + 16 + image);
+  const view = new DataView(out.buffer);
+  view.setUint16(2, 1, true); // type: icon
+  view.setUint16(4, 1, true); // one image
+  out[6] = size;
+  out[7] = size;
+  view.setUint16(10, 1, true); // planes
+  view.setUint16(12, 32, true); // bits per pixel
+  view.setUint32(14, image, true);
+  view.setUint32(18, 22, true); // offset of the image
+  const bmp = 22;
+  view.setUint32(bmp, 40, true);
+  view.setInt32(bmp + 4, size, true);
+  view.setInt32(bmp + 8, size * 2, true); // colour and mask
+  view.setUint16(bmp + 12, 1, true);
+  view.setUint16(bmp + 14, 32, true);
+  view.setUint32(bmp + 20, pixels + mask, true);
+  for (let row = 0; row < size; row++) {
+    for (let col = 0; col < size; col++) {
+      const y = size - 1 - row; // bottom-up
+      const page = col >= 4 && col <= 11 && y >= 3 && y <= 12;
+      const at = bmp + 40 + (row * size + col) * 4;
+      out.set(page ? [0xff, 0xff, 0xff, 0xff] : [0xd0, 0x57, 0x0b, 0xff], at); // BGRA
+    }
+  }
+  return out;
+})();
