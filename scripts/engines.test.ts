@@ -13,19 +13,31 @@ const root = resolve(import.meta.dirname, '..');
 
 /** Whether `version` ([major, minor, patch]) satisfies a simple `engines.node` range; undefined for a form this check does not know. */
 export function satisfies(range: string, version: [number, number, number]): boolean | undefined {
+  const compare = (want: number[]) => {
+    for (let i = 0; i < 3; i++) if (version[i]! !== want[i]!) return version[i]! - want[i]!;
+    return 0;
+  };
   let known = true;
   const ok = range.split('||').some((part) => {
-    const alt = part.trim();
-    const at = /^>=\s*(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?$/.exec(alt);
-    if (at) {
-      const want = [Number(at[1]), Number(at[2]) || 0, Number(at[3]) || 0];
-      for (let i = 0; i < 3; i++) if (version[i]! !== want[i]!) return version[i]! > want[i]!;
-      return true;
-    }
-    const exact = /^(\d+)(?:\.(?:x|\*))?$/.exec(alt);
-    if (exact) return version[0] === Number(exact[1]);
-    known = false;
-    return false;
+    // An alternative: comparators separated by spaces, all of which must hold.
+    const comparators = part.trim().replace(/(>=|<=|>|<)\s+/g, '$1').split(/\s+/);
+    return comparators.every((c) => {
+      if (c === '*' || c === '' || c === 'x') return true;
+      const m = /^(>=|<=|>|<)?(\d+)(?:\.(\d+|x|\*))?(?:\.(\d+|x|\*))?$/.exec(c);
+      if (!m) {
+        known = false;
+        return false;
+      }
+      const want = [Number(m[2]), Number(m[3]) || 0, Number(m[4]) || 0];
+      const order = compare(want);
+      switch (m[1]) {
+        case '>=': return order >= 0;
+        case '>': return order > 0;
+        case '<=': return order <= 0;
+        case '<': return order < 0;
+        default: return version[0] === want[0] && (m[3] === undefined || !/^\d+$/.test(m[3]) || version[1] === want[1]);
+      }
+    });
   });
   return ok ? true : known ? false : undefined;
 }
@@ -36,6 +48,8 @@ test('the simple range check knows the forms of the lockfile', () => {
   assert.is(satisfies('>=20.19.0', [20, 18, 0]), false);
   assert.is(satisfies('18 || 20 || >=22', [20, 1, 0]), true);
   assert.is(satisfies('10.* || >= 12.*', [20, 1, 0]), true);
+  assert.is(satisfies('>=22.12.0 || >=20.19.0 <21.0.0', [20, 20, 2]), true);
+  assert.is(satisfies('>=22.12.0 || >=20.19.0 <21.0.0', [20, 18, 0]), false);
   assert.is(satisfies('^20.1', [20, 1, 0]), undefined);
 });
 
