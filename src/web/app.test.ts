@@ -17,6 +17,8 @@ import { addParagraph, createDocument, OPERATOR_KEY, post, signIn, signInLink, s
 
 const start = (options: { clock?: Clock; keepAliveMs?: number } = {}): Promise<Running> => startWebServer({ listen, storage: memoryStorage(), createApiHandler }, options);
 
+const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
 function assertPageHeaders(res: Response): void {
   assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
   assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
@@ -287,8 +289,19 @@ test('/reviews/{ref}: proposal and report with citations, Accept continues the w
     const home = await (await fetch(`${s.url}/`, { headers: { cookie } })).text();
     assert.ok(home.includes(`href="/reviews/${reviewRef}"`), 'the console lists the waiting review');
     assert.ok(home.includes(`data-job="${jobId}"`), 'and the job');
+    // Reviews are titled by their question (issue 29 item 8), in the console and on their page.
+    const question = (await s.engine.jobs.read(actor, jobId)).job.spec.question;
+    assert.ok(home.includes(`<a href="/reviews/${reviewRef}">${escapeText(question)}</a>`), 'the console lists the review by its question');
+    assert.not.match(home, />Review krvw_/);
+    // The progress column: a bar and a percentage, no developer text; phases in words; times in <time datetime>.
+    const row = new RegExp(`<tr data-job="${jobId}">[\\s\\S]*?</tr>`).exec(home)![0];
+    assert.match(row, /<td class="progress"><progress max="100" value="\d+" aria-label="[^"]+"><\/progress> <span class="percent">\d+%<\/span><\/td>/);
+    assert.match(row, /<td class="phase">Waiting for your review<\/td>/);
+    assert.match(home, /<time datetime="\d{4}-\d{2}-\d{2}T[^"]+Z">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC<\/time>/);
 
     const page = await (await fetch(`${s.url}/reviews/${reviewRef}`, { headers: { cookie } })).text();
+    assert.match(page, new RegExp(`<h1>${escapeText(question).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</h1>`), 'the page is titled by the question');
+    assert.ok(page.indexOf('>Accept</button>') > page.indexOf('Citations'), 'Accept comes after what is being accepted (the report and its citations)');
     for (const text of ['Yjs', 'Yjs documents merge concurrent edits without a server.', 'https://docs.yjs.dev/', 'Citations', 'https://doi.org/10.1145/2957276.2957310', '>Accept</button>', '>Reject</button>']) {
       assert.ok(page.includes(text), text);
     }

@@ -32,9 +32,12 @@ import {
   documentBody,
   documentView,
   homeBody,
+  jobOf,
+  phaseLabel,
   proposalOf,
   requestsBody,
   reviewBody,
+  reviewTitle,
   settingsBody,
   type TokenForm,
 } from './pages.ts';
@@ -367,7 +370,7 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
       const stored = jobId ? await deps.storage.getRecord<StoredJob>(JOBS_COLLECTION, jobId) : null;
       if (!stored) return null;
       const j = stored.value.job;
-      return `event: job\ndata: ${JSON.stringify({ jobId: j.jobId, state: j.state, phase: j.phase, percent: j.progress.percent, summary: j.progress.summary })}\n\n`;
+      return `event: job\ndata: ${JSON.stringify({ jobId: j.jobId, state: j.state, phase: phaseLabel(j.phase), percent: j.progress.percent })}\n\n`;
     };
     return eventStream(follow(request.signal ?? new AbortController().signal, [...topicOf.keys()], frameOf, []));
   }
@@ -557,7 +560,8 @@ export function createBrowserApp(engine: Engine, options: BrowserAppOptions = {}
           return await jobEvents(request, session);
         case 'review': {
           const p = await proposalOf(engine, session.accountId, r.reviewRef);
-          return page(200, `Review ${p.reviewRef}`, await reviewBody(engine, session.accountId, p, session.csrf), viewer);
+          const job = await jobOf(engine, p);
+          return page(200, reviewTitle(p, job?.spec.question), await reviewBody(engine, session.accountId, p, session.csrf), viewer);
         }
         case 'review-decision':
           return await decideReview(session, viewer, r.reviewRef, form!);

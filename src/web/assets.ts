@@ -18,7 +18,9 @@ main p,main li,main dd{overflow-wrap:anywhere}
 .table{overflow-x:auto}
 code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}code{background:#f2f2f2;padding:0 .2em;overflow-wrap:anywhere}
 pre{background:#f4f4f4;padding:.6em;overflow:auto;white-space:pre-wrap}
-blockquote{border-left:4px solid #999;margin:.5em 0;padding-left:1em;color:#333}
+blockquote{border-left:4px solid #767676;margin:.5em 0;padding-left:1em;color:#1a1a1a}
+#editor .bn-default-styles,#editor .bn-editor,#editor .bn-inline-content{font-family:inherit}
+#editor [data-content-type=quote] blockquote{color:#1a1a1a}
 .children{margin-left:1.5em}.editor{border:1px solid #ccc;border-radius:4px;padding:.5em 0;min-height:6em}.meta{color:#555;font-size:.9em}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 form.inline{display:inline}
@@ -48,6 +50,7 @@ document.addEventListener("click",function(e){
   if(navigator.clipboard&&navigator.clipboard.writeText)navigator.clipboard.writeText(input.value).then(done,function(){document.execCommand("copy");done()});
   else{document.execCommand("copy");done()}
 });
+document.querySelectorAll("time[datetime]").forEach(function(t){var d=new Date(t.getAttribute("datetime"));if(!isNaN(d))t.textContent=d.toLocaleString(undefined,{dateStyle:"medium",timeStyle:"short"})});
 var editor=document.getElementById("editor");
 if(editor&&editor.getAttribute("data-bundle")){
   var css=document.createElement("link");css.rel="stylesheet";css.href=editor.getAttribute("data-style");document.head.appendChild(css);
@@ -68,7 +71,8 @@ source.addEventListener("version",function(e){
 source.addEventListener("job",function(e){
   var d=JSON.parse(e.data);var row=document.querySelector('[data-job="'+d.jobId+'"]');if(!row)return;
   var set=function(c,v){var n=row.querySelector("."+c);if(n)n.textContent=v};
-  set("state",d.state);set("phase",d.phase);set("progress",d.percent+"% "+d.summary);
+  set("state",d.state);set("phase",d.phase);set("percent",d.percent+"%");
+  var bar=row.querySelector("progress");if(bar)bar.value=d.percent;
 });
 })();
 `;
