@@ -16,6 +16,9 @@ h1{font-size:1.6em;margin:.3em 0 .6em;overflow-wrap:anywhere}h2{font-size:1.25em
 table{border-collapse:collapse;width:100%}th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top;overflow-wrap:break-word}
 main p,main li,main dd{overflow-wrap:anywhere}
 .table{overflow-x:auto}
+@media (max-width:40em){.stack table,.stack tbody,.stack tr,.stack td{display:block;width:100%}.stack thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
+.stack tr{border:1px solid #ccc;margin:0 0 .6em;padding:.2em .4em}.stack td{border:0;padding:.15em 0}.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}
+code{word-break:normal;overflow-wrap:anywhere}
 code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}code{background:#f2f2f2;padding:0 .2em;overflow-wrap:anywhere}
 pre{background:#f4f4f4;padding:.6em;overflow:auto;white-space:pre-wrap}
 blockquote{border-left:4px solid #767676;margin:.5em 0;padding-left:1em;color:#1a1a1a}
