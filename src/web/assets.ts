@@ -57,12 +57,12 @@ document.querySelectorAll("time[datetime]").forEach(function(t){var d=new Date(t
 var editor=document.getElementById("editor");
 if(editor&&editor.getAttribute("data-bundle")){
   var css=document.createElement("link");css.rel="stylesheet";css.href=editor.getAttribute("data-style");document.head.appendChild(css);
-  import(editor.getAttribute("data-bundle")).catch(function(){var s=$("#editor-status");if(s)s.textContent="The editor could not load; the document below follows changes live."});
+  import(editor.getAttribute("data-bundle")).catch(function(){var s=$("#live-status");if(s){s.setAttribute("data-editor","failed");s.textContent="The editor could not load; the document below follows changes live."}});
 }
 var live=document.querySelector("[data-live]");if(!live||!window.EventSource)return;
 var source=new EventSource(live.getAttribute("data-live"));
 var status=$("#live-status");
-source.onopen=function(){if(status)status.textContent="Following changes live."};
+source.onopen=function(){if(status)status.textContent=status.getAttribute("data-editor")==="failed"?"The editor could not load; the document below follows changes live.":"Following changes live."};
 source.onerror=function(){if(status)status.textContent="Reconnecting…"};
 source.addEventListener("version",function(e){
   var d=JSON.parse(e.data);
