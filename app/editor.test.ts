@@ -234,7 +234,7 @@ it('the document page before and after the editor loads, at 1280 and 390 px: no 
         }
       }
     }
-    const fonts = (await after.evaluate(`[getComputedStyle(document.body).fontFamily, getComputedStyle(document.querySelector('#editor [contenteditable=true]')).fontFamily]`)) as [string, string];
+    const fonts = (await after.evaluate(`[getComputedStyle(document.body).fontFamily, getComputedStyle([...document.querySelectorAll('#editor *')].find((e) => e.textContent === 'The first step' && !e.children.length)).fontFamily]`)) as [string, string];
     assert.is(fonts[1], fonts[0], 'the editor writes in the page font');
     assert.equal(problems, []);
   } finally {

@@ -22,7 +22,7 @@ code{word-break:normal;overflow-wrap:anywhere}
 code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}code{background:#f2f2f2;padding:0 .2em;overflow-wrap:anywhere}
 pre{background:#f4f4f4;padding:.6em;overflow:auto;white-space:pre-wrap}
 blockquote{border-left:4px solid #767676;margin:.5em 0;padding-left:1em;color:#1a1a1a}
-#editor .bn-default-styles,#editor .bn-editor,#editor .bn-inline-content{font-family:inherit}
+#editor,#editor *{font-family:inherit}#editor pre,#editor pre *,#editor code{font-family:ui-monospace,Menlo,Consolas,monospace}
 #editor [data-content-type=quote] blockquote{color:#1a1a1a}
 .children{margin-left:1.5em}.editor{border:1px solid #ccc;border-radius:4px;padding:.5em 0;min-height:6em}.meta{color:#555;font-size:.9em}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
