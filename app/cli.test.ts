@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { main, parseDuration, startServe, type CliIO } from './cli.ts';
 import { serve } from './serve.ts';
-import { KW } from './usage.ts';
+import { KW, KW_QUIET } from './usage.ts';
 import { VERSION } from './version.ts';
 
 /** The command as hints print it, for regular expressions. */
@@ -194,7 +194,7 @@ test('kw serve without --json prints where it listens, the demo token and a curl
     assert.ok(text.includes(`listening on ${server.url}`));
     assert.ok(text.includes(`operator key: ${server.operatorKey}`));
     assert.ok(text.includes(server.demo!.token));
-    assert.ok(text.includes(`curl -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`));
+    assert.ok(text.includes(`curl -s -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`));
     assert.ok(server.signInUrl?.startsWith(`${server.url}/sign-in/`));
     assert.ok(text.includes(`sign in to the console (one use, 15 minutes; account demo): ${server.signInUrl}`));
   } finally {
@@ -203,7 +203,7 @@ test('kw serve without --json prints where it listens, the demo token and a curl
   const bare = captureIO();
   const plain = await startServe(['--port', '0', '--storage', 'memory', '--quiet'], bare.io);
   try {
-    assert.ok(bare.out.some((l) => l.trim().startsWith(`${KW} token create --url ${plain.url} --operator-key ${plain.operatorKey}`)));
+    assert.ok(bare.out.some((l) => l.trim().startsWith(`export TOKEN=$(${KW_QUIET} token create --url ${plain.url} --operator-key ${plain.operatorKey}`)));
   } finally {
     await plain.close();
   }

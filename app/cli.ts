@@ -10,6 +10,7 @@
  *          [--dev-open-document-pages] [--json] [--log text|json] [--quiet]
  * kw token create --url URL --operator-key KEY --scopes a,b [--account A] [--document REF]
  *          [--budget N] [--expires-in-days D] [--label TEXT] [--json]
+ * kw sign-in [--data DIR] [--url URL --operator-key KEY]
  * kw reset --data DIR [--yes]
  * kw bench [WORKLOAD] [--url URL --token TOKEN | --storage memory|lowdb|postgres] [options] (docs/bench.md)
  * kw bench compare A.json B.json
@@ -28,7 +29,8 @@ import { startServe, stopOnSignals, type CliIO } from './serve-command.ts';
 import { runTokenCreate } from './token-command.ts';
 import { runReset } from './reset-command.ts';
 import { runBenchCommand } from './bench/command.ts';
-import { RESET_HELP, SERVE_HELP, TOKEN_GROUP_HELP, TOKEN_HELP, USAGE, UsageError } from './usage.ts';
+import { runSignIn } from './sign-in-command.ts';
+import { RESET_HELP, SERVE_HELP, SIGN_IN_HELP, TOKEN_GROUP_HELP, TOKEN_HELP, USAGE, UsageError } from './usage.ts';
 import { VERSION } from './version.ts';
 
 export type { CliIO } from './serve-command.ts';
@@ -88,6 +90,13 @@ export async function main(argv: string[], io: CliIO = processIO): Promise<numbe
       return await runTokenCreate(rest.slice(1), io);
     }
     if (command === 'bench') return await runBenchCommand(rest, io);
+    if (command === 'sign-in') {
+      if (wantsHelp(rest)) {
+        io.out(SIGN_IN_HELP);
+        return 0;
+      }
+      return await runSignIn(rest, io);
+    }
     if (command === 'reset') {
       if (wantsHelp(rest)) {
         io.out(RESET_HELP);

@@ -9,7 +9,7 @@
  * @module
  */
 import { constants } from 'node:fs';
-import { access, chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DemoSeed } from './demo-seed.ts';
 
@@ -83,4 +83,62 @@ export async function writeDemoRecord(dir: string, demo: DemoSeed): Promise<void
   const path = join(dir, DEMO_RECORD_FILE);
   await writeFile(path, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
   await chmod(path, 0o600); // the mode above applies only when the file is created
+}
+
+/** Name of the generated operator key kept in the data folder (mode 0600). */
+export const OPERATOR_KEY_FILE = 'operator-key';
+/** Name of the running server's record in the data folder: its url and pid (mode 0600). */
+export const SERVER_RECORD_FILE = 'server.json';
+
+/**
+ * The operator key kept in `dir`, or null when there is none (or it is unreadable or too short).
+ * @remarks Kept only when the key was generated (decisions.md, "The dev server and the operator"): a
+ * key given with `--operator-key` or `KW_OPERATOR_KEY` is never written anywhere.
+ */
+export async function readKeptOperatorKey(dir: string): Promise<string | null> {
+  try {
+    const key = (await readFile(join(dir, OPERATOR_KEY_FILE), 'utf8')).trim();
+    return key.length >= 16 && !/\s/.test(key) ? key : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Keep a generated operator key in `dir` (mode 0600), so the next start on the folder reuses it. */
+export async function keepOperatorKey(dir: string, key: string): Promise<void> {
+  const path = join(dir, OPERATOR_KEY_FILE);
+  await writeFile(path, `${key}\n`, { mode: 0o600 });
+  await chmod(path, 0o600);
+}
+
+/** What a running server records of itself in its data folder, for `kw sign-in`. */
+export interface ServerRecord {
+  v: 1;
+  url: string;
+  pid: number;
+}
+
+/** Record the running server in `dir` (mode 0600); removed again by {@link removeServerRecord}. */
+export async function writeServerRecord(dir: string, url: string): Promise<void> {
+  const path = join(dir, SERVER_RECORD_FILE);
+  const record: ServerRecord = { v: 1, url, pid: process.pid };
+  await writeFile(path, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  await chmod(path, 0o600);
+}
+
+/** The server record of `dir`, or null when there is none or it is unreadable. */
+export async function readServerRecord(dir: string): Promise<ServerRecord | null> {
+  try {
+    const value = JSON.parse(await readFile(join(dir, SERVER_RECORD_FILE), 'utf8')) as Partial<ServerRecord>;
+    if (value.v !== 1 || typeof value.url !== 'string' || typeof value.pid !== 'number') return null;
+    return { v: 1, url: value.url, pid: value.pid };
+  } catch {
+    return null;
+  }
+}
+
+/** Remove this process's server record from `dir` (another process's record is left alone). */
+export async function removeServerRecord(dir: string): Promise<void> {
+  const record = await readServerRecord(dir);
+  if (record && record.pid === process.pid) await rm(join(dir, SERVER_RECORD_FILE), { force: true });
 }

@@ -17,7 +17,8 @@ test('the database going away and coming back: 503 with Retry-After meanwhile, t
     return;
   }
   const db = await freshDatabase();
-  const server = await serve({ port: 0, storage: 'postgres', databaseUrl: db.url, seed: 'demo' });
+  const logs: { level?: string; msg?: string }[] = [];
+  const server = await serve({ port: 0, storage: 'postgres', databaseUrl: db.url, seed: 'demo', log: (line) => logs.push(line) });
   try {
     const token = server.demo!.token;
     const refs = await Promise.all([0, 1, 2, 3].map((i) => createDocument(server.url, token, `Outage ${i}`)));
@@ -51,6 +52,9 @@ test('the database going away and coming back: 503 with Retry-After meanwhile, t
     stop = true;
     const results = await Promise.all(writers);
     assert.ok(unavailable.length > 0, 'some requests answered 503 while the database was away');
+    // Each 503 is logged as a warning through the server's log (not printed by the test run).
+    assert.ok(logs.length >= unavailable.length, `${logs.length} log lines for ${unavailable.length} answers 503`);
+    for (const line of logs) assert.equal([line.level, line.msg], ['warn', 'storage unavailable']);
     for (const u of unavailable) {
       assert.is(u.code, 'TEMPORARILY_UNAVAILABLE');
       assert.ok(u.retryAfter !== null && Number(u.retryAfter) >= 1, `Retry-After: ${u.retryAfter}`);

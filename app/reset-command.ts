@@ -11,14 +11,14 @@ import { readdir, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { acquireDirLock, type DirLock } from '../adapters/lowdb/dir-lock.ts';
-import { DEMO_RECORD_FILE } from './data-dir.ts';
+import { DEMO_RECORD_FILE, OPERATOR_KEY_FILE, SERVER_RECORD_FILE } from './data-dir.ts';
 import type { CliIO } from './serve-command.ts';
 import { KW, parseFlags, UsageError } from './usage.ts';
 
 const HELP = `${KW} reset --help`;
 
 /** Names the dev server writes into its data folder. */
-const OWN_FILES = [/^checkpoint\.json(\.tmp)?$/, /^journal-\d+\.log$/, /^LOCK(\..*\.tmp)?$/, /^ACKED(\.tmp)?$/, /^uploads$/, new RegExp(`^${DEMO_RECORD_FILE.replace('.', '\\.')}$`)];
+const OWN_FILES = [/^checkpoint\.json(\.tmp)?$/, /^journal-\d+\.log$/, /^LOCK(\..*\.tmp)?$/, /^ACKED(\.tmp)?$/, /^uploads$/, ...[DEMO_RECORD_FILE, OPERATOR_KEY_FILE, SERVER_RECORD_FILE].map((name) => new RegExp(`^${name.replace('.', '\\.')}$`))];
 
 /** Asks the person at a terminal; false when nobody is there to answer. */
 export type Confirm = (question: string) => Promise<boolean>;

@@ -3,8 +3,10 @@
  * SIGINT/SIGTERM.
  * @module
  */
-import { KW, oneOf, parseDuration, parseFlags, parseInteger, UsageError } from './usage.ts';
-import { serve, type DevServer, type ServeOptions } from './serve.ts';
+import { resolve } from 'node:path';
+import { SCOPES } from '../src/auth/scopes.ts';
+import { KW, KW_QUIET, oneOf, parseDuration, parseFlags, parseInteger, UsageError } from './usage.ts';
+import { OPERATOR_KEY_FILE, serve, type DevServer, type ServeOptions } from './serve.ts';
 
 /** Where the CLI writes; replaceable in tests. */
 export interface CliIO {
@@ -98,6 +100,22 @@ export function operatorKeyFrom(flag: string | undefined, env: Record<string, st
   return fromEnv;
 }
 
+/** A duration in the largest unit that divides it: `1m`, `24h`, `500ms`. */
+export function formatDuration(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/** The jq filter printing `path` of an answer, or failing with the answer's error (never a silent null). */
+const jqOrError = (path: string) => `'${path} // error("\\(.error.code): \\(.error.message)")'`;
+
+/**
+ * The banner. Every line indented by four spaces is a command that runs verbatim in bash (with curl
+ * and jq, from the folder the server was started in), in order: later ones use the variables earlier
+ * ones set (app/banner.test.ts runs them).
+ */
 function printBanner(server: DevServer, pagesOpen: boolean, io: CliIO): void {
   const where =
     server.storageKind === 'lowdb'
@@ -105,24 +123,47 @@ function printBanner(server: DevServer, pagesOpen: boolean, io: CliIO): void {
       : server.storageKind === 'postgres'
         ? 'postgres storage, shared with every process on the database'
         : 'memory storage (nothing is kept)';
+  const keyNote = !server.operatorKeyGenerated
+    ? ''
+    : server.storageKind === 'lowdb'
+      ? `  (generated${server.operatorKeyReused ? ' earlier' : ''} and kept in ${server.dataDir}/${OPERATOR_KEY_FILE}; pass --operator-key or set KW_OPERATOR_KEY to choose one)`
+      : '  (generated; pass --operator-key or set KW_OPERATOR_KEY to choose one)';
+  const window = formatDuration(server.budgetWindowMs);
   io.out(`kw: listening on ${server.url} (${where})`);
-  io.out(`kw: operator key: ${server.operatorKey}${server.operatorKeyGenerated ? '  (generated; pass --operator-key or set KW_OPERATOR_KEY to choose one)' : ''}`);
+  io.out(`kw: operator key: ${server.operatorKey}${keyNote}`);
   io.out(`kw: local person's account: ${server.localAccount} (tokens made without --account belong to it)`);
+  io.out(`kw: request budgets renew every ${window} (--budget-window; a token a loop has spent is back within that)`);
+  const fresh = (scopes: string) =>
+    `export TOKEN=$(${KW_QUIET} token create --url ${server.url} --operator-key ${server.operatorKey} --scopes ${scopes} --json | jq -r .token)`;
   if (server.demo) {
-    io.out(`kw: demo token (account demo, every scope)${server.demoSeededNow ? '' : `, reused from the ${server.storageKind === 'postgres' ? 'database' : 'data folder'}`}:`);
-    io.out(`    ${server.demo.token}`);
+    const spent = server.demoBudget !== null && server.demoBudget.remaining === 0;
+    if (spent) {
+      io.out(`kw: the demo token (account demo, every scope, reused from the ${server.storageKind === 'postgres' ? 'database' : 'data folder'}) has spent its request budget`);
+      io.out(`kw: until ${server.demoBudget!.resetsAt}; wait until then, or make a fresh token of account ${server.localAccount} with every scope:`);
+      io.out(`    ${fresh(SCOPES.join(','))}`);
+    } else {
+      io.out(`kw: demo token (account demo, every scope${server.demoSeededNow ? '' : `, reused from the ${server.storageKind === 'postgres' ? 'database' : 'data folder'}`}): ${server.demo.token}`);
+    }
     io.out(`kw: demo document: ${server.demo.documentRef}`);
     io.out('kw: try it:');
-    io.out(`    export TOKEN=${server.demo.token}`);
-    io.out(`    curl -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`);
-    io.out(`    curl -H "Authorization: Bearer $TOKEN" "${server.url}/api/v1/documents/${server.demo.documentRef}?format=markdown"`);
+    if (!spent) io.out(`    export TOKEN=${server.demo.token}`);
+    io.out(`    curl -s -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth | jq -c '.error // .data.budgets'`);
+    io.out(`    curl -s -H "Authorization: Bearer $TOKEN" "${server.url}/api/v1/documents/${server.demo.documentRef}?format=markdown"`);
   } else {
-    io.out('kw: create a token (in another terminal, from this folder):');
-    io.out(`    ${KW} token create --url ${server.url} --operator-key ${server.operatorKey} --scopes document:create,document:read,document:write${server.researchRunner === 'fixture' ? ',inquiry:create,knowledge:propose,research:run,research:read' : ''}`);
-    io.out('kw: then try it:');
-    io.out(`    curl -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth`);
+    io.out('kw: create a token (in another terminal, from this folder), then try it:');
+    io.out(`    ${fresh(`document:create,document:read,document:write${server.researchRunner === 'fixture' ? ',inquiry:create,knowledge:propose,research:run,research:read' : ''}`)}`);
+    io.out(`    curl -s -H "Authorization: Bearer $TOKEN" ${server.url}/api/v1/auth | jq -c '.error // .data.budgets'`);
   }
-  if (server.signInUrl) io.out(`kw: sign in to the console (one use, 15 minutes; account ${server.localAccount}): ${server.signInUrl}`);
+  if (server.signInUrl) {
+    io.out(`kw: sign in to the console (one use, 15 minutes; account ${server.localAccount}): ${server.signInUrl}`);
+    io.out('kw: a fresh sign-in link at any time:');
+    const defaultDir = server.dataDir !== null && server.dataDir === resolve('.kw-data');
+    io.out(
+      server.dataDir !== null
+        ? `    ${KW_QUIET} sign-in${defaultDir ? '' : ` --data ${server.dataDir}`}`
+        : `    ${KW_QUIET} sign-in --url ${server.url} --operator-key ${server.operatorKey}`,
+    );
+  }
   if (server.researchRunner === 'fixture') printFixtureHelp(server, io);
   if (pagesOpen) io.out('kw: WARNING --dev-open-document-pages: /documents/{documentRef} pages show private documents to anyone who can reach this server');
   io.out(`kw: OpenAPI document: ${server.url}/openapi.json`);
@@ -134,10 +175,13 @@ function printBanner(server: DevServer, pagesOpen: boolean, io: CliIO): void {
 function printFixtureHelp(server: DevServer, io: CliIO): void {
   const auth = '-H "Authorization: Bearer $TOKEN"';
   const spec = JSON.stringify({ v: 1, question: 'How do CRDTs converge?', profile: 'focused', visibilityIntent: 'private', deliverable: { kind: 'report', form: 'evidence-review', language: 'en' }, spaceRef: { kind: 'new-document', title: 'CRDTs' } });
-  io.out('kw: research runner: fixture (scripted; each phase ~200 ms; a question with the word "fail" fails in phase retrieving)');
-  io.out(`    curl ${auth} -H "Idempotency-Key: $(uuidgen)" -H "Content-Type: application/json" -d '${spec}' ${server.url}/api/v1/research-jobs`);
-  io.out(`    curl -N ${auth} ${server.url}/api/v1/research-jobs/$JOB/events   (SSE; the job waits in requesting-review with artifacts.review)`);
-  io.out(`    curl -H "Authorization: Bearer ${server.operatorKey}" -H "Content-Type: application/json" -d '{"decision":"accept","person":"Me"}' ${server.url}/operator/v1/reviews/$REVIEW/decisions   (accept → succeeded; reject → failed)`);
+  io.out('kw: research runner: fixture (scripted; each phase ~200 ms; a question with the word "fail" fails in phase retrieving):');
+  io.out(`    JOB=$(curl -s ${auth} -H "Idempotency-Key: fixture-job-$(date +%s)-$RANDOM" -H "Content-Type: application/json" -d '${spec}' ${server.url}/api/v1/research-jobs | jq -r ${jqOrError('.data.jobId')})`);
+  io.out('kw: follow its events for 5 seconds (it then waits in phase requesting-review, with artifacts.review):');
+  io.out(`    curl -sN --max-time 5 ${auth} -H "Accept: text/event-stream" ${server.url}/api/v1/research-jobs/$JOB/events`);
+  io.out('kw: decide its review as the person would (accept → succeeded; reject → failed):');
+  io.out(`    REVIEW=$(curl -s ${auth} ${server.url}/api/v1/research-jobs/$JOB | jq -r ${jqOrError('.data.artifacts.review.reviewRef')})`);
+  io.out(`    curl -s -H "Authorization: Bearer ${server.operatorKey}" -H "Content-Type: application/json" -d '{"decision":"accept","person":"Me"}' ${server.url}/operator/v1/reviews/$REVIEW/decisions | jq -c ${jqOrError('.data.state')}`);
 }
 
 /**

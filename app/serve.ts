@@ -24,11 +24,17 @@ import { listen, type Listening } from '../transports/http/listener.ts';
 import { mountMcp } from '../transports/mcp/index.ts';
 import { editorAssets, editorAvailable } from './editor-bundle.ts';
 import { attachSync, type SyncOptions, type SyncServer } from '../transports/sync/index.ts';
-import { prepareDataDir, readDemoRecord, ServeError, writeDemoRecord } from './data-dir.ts';
+import { keepOperatorKey, prepareDataDir, readDemoRecord, readKeptOperatorKey, removeServerRecord, ServeError, writeDemoRecord, writeServerRecord } from './data-dir.ts';
 import { withRequestLog, type RequestLogFormat } from './request-log.ts';
 import { KW } from './usage.ts';
 
-export { DEMO_RECORD_FILE, ServeError } from './data-dir.ts';
+export { DEMO_RECORD_FILE, OPERATOR_KEY_FILE, SERVER_RECORD_FILE, ServeError } from './data-dir.ts';
+
+/**
+ * The dev server's request-budget window: 1 minute, so that a benchmark or a looping agent cannot lock
+ * a token out for a day (decisions.md). An engine created in code keeps the 24-hour default.
+ */
+export const DEV_BUDGET_WINDOW_MS = 60_000;
 
 /** How `/documents/{documentRef}` pages answer: 401 with a note on using the API, or open to anyone. */
 export type DocumentPagesMode = 'sign-in-required' | 'open';
@@ -55,14 +61,17 @@ export interface ServeOptions {
   data?: string;
   /** `demo` loads the demo fixtures once into the data folder (postgres: once per database); default `none`. */
   seed?: 'demo' | 'none';
-  /** Operator key of `/operator/v1`; default: 32 random bytes, base64url. */
+  /**
+   * Operator key of `/operator/v1`; default: 32 random bytes, base64url — with lowdb storage kept in
+   * the data folder (`operator-key`, mode 0600) and reused at the next start on that folder.
+   */
   operatorKey?: string;
   /**
    * Let library capture fetch private, loopback and link-local addresses (local development against
    * pages served on this machine). Off by default: capture refuses them, on every redirect too.
    */
   captureAllowPrivate?: boolean;
-  /** Length of a credential's request-budget window in ms; default 24 hours. */
+  /** Length of a credential's request-budget window in ms; default {@link DEV_BUDGET_WINDOW_MS} (1 minute). */
   budgetWindowMs?: number;
   /**
    * Open a lowdb data folder even when its journal lost acknowledged writes, keeping what is intact
@@ -90,6 +99,11 @@ export interface ServeOptions {
    * browser app's cookie-session hook and the version rhythm (docs/co-editing.md).
    */
   sync?: Pick<SyncOptions, 'authorizeUpgrade' | 'timing' | 'maxPeersPerRoom'>;
+  /**
+   * Structured log of the API handler: one object per unexpected error or storage outage (the
+   * request log already has a line per request). Default: JSON lines on stderr.
+   */
+  log?: (line: object) => void;
   /** Notices for the person running the server (a torn journal tail discarded on open); default none. */
   notice?: (line: string) => void;
   /** Install the person's browser app (sign-in, console, agent access, reviews); default true. */
@@ -117,8 +131,17 @@ export interface DevServer {
   readonly url: string;
   readonly port: number;
   readonly operatorKey: string;
-  /** True when the operator key was generated (not passed in). */
+  /** True when the operator key was generated (not passed in), at this start or an earlier one. */
   readonly operatorKeyGenerated: boolean;
+  /** True when the generated key was kept in the data folder by an earlier start and reused. */
+  readonly operatorKeyReused: boolean;
+  /** The request-budget window of every credential, in ms. */
+  readonly budgetWindowMs: number;
+  /**
+   * Where the demo token stands in its budget window at start (null without the demo seed): when
+   * `remaining` is 0 the banner says so and how to make a fresh token.
+   */
+  readonly demoBudget: { limit: number; remaining: number; resetsAt: string } | null;
   /** The demo token and document, when started with `seed: 'demo'`. */
   readonly demo: DemoSeed | null;
   /** True when the demo fixtures were loaded by this start (false: reused from the data folder). */
@@ -225,7 +248,9 @@ async function demoFor(engine: Engine, dataDir: string | null): Promise<{ demo: 
 export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   const storageKind = options.storage ?? 'lowdb';
   const dataDir = storageKind === 'lowdb' ? resolve(options.data ?? '.kw-data') : null;
-  const operatorKey = options.operatorKey ?? generateOperatorKey();
+  let operatorKey = options.operatorKey ?? '';
+  let operatorKeyReused = false;
+  const budgetWindowMs = options.budgetWindowMs ?? DEV_BUDGET_WINDOW_MS;
 
   let active: Handler = starting;
   const front: Handler = Object.assign((request: Parameters<Handler>[0]) => active(request), {
@@ -244,6 +269,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   let browserApp: BrowserApp | null = null;
   let signInUrl: string | null = null;
   let localAccount = 'owner';
+  let demoBudget: DevServer['demoBudget'] = null;
   try {
     if (dataDir) {
       await prepareDataDir(dataDir);
@@ -253,6 +279,13 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
         ...(options.acceptDataLoss ? { acceptDataLoss: true } : {}),
         ...(notice ? { onRecovery: (r: RecoveryReport) => notice(recoveryNotice(dataDir, r)) } : {}),
       });
+      // The folder is ours now (its lock is held): reuse the key an earlier start generated, or keep a new one.
+      if (options.operatorKey === undefined) {
+        const kept = await readKeptOperatorKey(dataDir);
+        operatorKeyReused = kept !== null;
+        operatorKey = kept ?? generateOperatorKey();
+        if (kept === null) await keepOperatorKey(dataDir, operatorKey);
+      }
     } else if (storageKind === 'postgres') {
       if (!options.databaseUrl) throw new ServeError('--storage postgres needs --database-url URL (or the environment variable DATABASE_URL)');
       try {
@@ -265,6 +298,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     } else {
       storage = memoryStorage();
     }
+    if (operatorKey === '') operatorKey = generateOperatorKey();
     const researchRunner = options.researchRunner ?? 'none';
     let wired: Engine | null = null;
     const runner =
@@ -285,13 +319,17 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
         : pg
           ? { library: { uploadSpool: postgresUploadSpool(pg) } }
           : {}),
-      ...(options.budgetWindowMs === undefined ? {} : { budgetWindowMs: options.budgetWindowMs }),
+      budgetWindowMs,
     });
-    if (options.seed === 'demo') ({ demo, seededNow: demoSeededNow } = pg ? await sharedDemoFor(engine, pg) : await demoFor(engine, dataDir));
+    if (options.seed === 'demo') {
+      ({ demo, seededNow: demoSeededNow } = pg ? await sharedDemoFor(engine, pg) : await demoFor(engine, dataDir));
+      const status = engine.credentials.budget(await engine.credentials.authenticate(demo.token));
+      demoBudget = { limit: status.limit, remaining: status.remaining, resetsAt: new Date(status.windowEnd).toISOString() };
+    }
     localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : 'owner';
     const documentPages = options.documentPages ?? 'sign-in-required';
     const app = options.browserApp === false ? null : createBrowserApp(engine, { operatorKey, localAccount, openDocumentPages: documentPages === 'open', ...(editorAvailable() ? { editorAssets } : {}) });
-    const api = createApiHandler({ engine, operatorKey, localAccount, documentPages, ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
+    const api = createApiHandler({ engine, operatorKey, localAccount, documentPages, ...(options.log ? { log: options.log } : {}), ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
     const pages = app ? app.mount(api) : api;
     if (app) signInUrl = (await app.createSignInLink()).url;
     browserApp = app;
@@ -305,6 +343,8 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       ? async (req, ref) => (hook ? await hook(req, ref) : null) ?? app.authorizeUpgrade(req, ref)
       : hook;
     sync = attachSync(listener.server, engine, { ...options.sync, ...(authorizeUpgrade ? { authorizeUpgrade } : {}), prefix: ['', '/api/v1'] });
+    // For `kw sign-in`: where this server listens, beside the folder's lock that names its process.
+    if (dataDir) await writeServerRecord(dataDir, listener.url);
   } catch (error) {
     await sync?.close();
     await listener.close();
@@ -322,6 +362,9 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     port: listener.port,
     operatorKey,
     operatorKeyGenerated: options.operatorKey === undefined,
+    operatorKeyReused,
+    budgetWindowMs,
+    demoBudget,
     demo,
     demoSeededNow,
     storageKind,
@@ -338,6 +381,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
           await syncServer.close(); // commits editors' pending edits while the engine is open
           await mcpHttp?.close();
           await listener.close();
+          if (dataDir) await removeServerRecord(dataDir);
         } finally {
           await ready.close();
         }

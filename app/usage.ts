@@ -11,6 +11,9 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
  */
 export const KW = import.meta.url.endsWith('.ts') ? 'npm run kw --' : 'npx kw';
 
+/** {@link KW} printing only the command's own output (npm's `-s`), for `$(…)` in printed commands. */
+export const KW_QUIET = import.meta.url.endsWith('.ts') ? 'npm run -s kw --' : 'npx kw';
+
 /** `kw serve --help`. */
 export const SERVE_HELP = `Usage: ${KW} serve [options]
 
@@ -33,10 +36,12 @@ Options:
   --seed demo|none            load the demo fixtures once into the data folder, or once per
                               database with postgres (default none)
   --operator-key KEY          operator key of /operator/v1, at least 16 characters
-                              (default: KW_OPERATOR_KEY, else generated and printed; give the
-                              same one to every process on one database)
+                              (default: KW_OPERATOR_KEY, else generated and printed, and with
+                              lowdb kept in the data folder (0600) for the next start; give
+                              the same one to every process on one database)
   --capture-allow-private     let library capture fetch private and loopback addresses
-  --budget-window DURATION    request-budget window, e.g. 500ms, 30s, 10m, 24h, 7d (default 24h)
+  --budget-window DURATION    request-budget window, e.g. 500ms, 30s, 10m, 24h, 7d (default 1m,
+                              so a benchmark cannot lock a token out for a day)
   --accept-data-loss          open a data folder whose journal lost acknowledged writes (cut short or
                               damaged), keeping what is intact; without it such a folder is refused
                               with what was lost (a torn last write after a crash never needs it)
@@ -86,6 +91,22 @@ Subcommands:
 Run "${KW} token create --help" for its options.
 `;
 
+/** `kw sign-in --help`. */
+export const SIGN_IN_HELP = `Usage: ${KW} sign-in [--data DIR] [--url URL --operator-key KEY]
+
+Print a fresh one-time sign-in link (15 minutes) to the browser app of a running dev server: by
+default the server holding ./.kw-data, found through its data folder (its lock and the url it
+records there), with the operator key it keeps there; or the server at --url.
+
+Options:
+  --data DIR                  the data folder of the running server (default ./.kw-data)
+  --url URL                   the server's URL instead, e.g. http://127.0.0.1:8787
+  --operator-key KEY          operator key (default: KW_OPERATOR_KEY, else the key kept in the
+                              data folder)
+  --account A                 sign into this account (default: the local person's)
+  -h, --help                  show this text
+`;
+
 /** `kw reset --help`. */
 export const RESET_HELP = `Usage: ${KW} reset --data DIR [--yes]
 
@@ -106,6 +127,7 @@ Commands:
   serve                       run the API server for local development (MCP at /mcp too)
   mcp                         serve the API to an MCP client over stdio
   token create                create a credential through the operator API
+  sign-in                     print a fresh sign-in link to the browser app of a running server
   reset                       empty a data folder
   bench                       benchmark mutation throughput of the engine or of a running service
   help                        show this text

@@ -22,6 +22,10 @@ function issueMessage(issue: v.BaseIssue<unknown>): string {
     return 'unknown field: no other fields are allowed here';
   }
   if (issue.kind === 'schema' && issue.input === undefined && issue.received === 'undefined') return 'is required';
+  // A variant's discriminator without a message of its own: name the values it takes, as picklists do.
+  if (issue.kind === 'schema' && issue.type === 'variant' && issue.message.startsWith('Invalid ')) {
+    return `must be one of ${issue.expected?.replace(/["()]/g, '').split(' | ').join(', ') ?? 'the listed values'}`;
+  }
   return issue.message;
 }
 

@@ -11,6 +11,7 @@ import { BlockIdSchema, BlockSchema, EditBlockSchema, MutationSchema } from '../
 import { sharedErrorStatuses, type AnyOperation, type InputDef, type ParamDef, type ResponseDef, type ResponsesDef } from './define.ts';
 import { contractOperations } from './operations.ts';
 import { ClientRequestIdHeader } from './params.ts';
+import { withImpliedBounds, withMessageBounds, withoutUnusedSchemas } from './openapi-bounds.ts';
 import { responseComponents } from './response-schemas.ts';
 
 type Json = Record<string, unknown>;
@@ -263,7 +264,7 @@ function buildPaths(operations: readonly AnyOperation[]): { paths: Json; schemas
 
 function build(operations: readonly AnyOperation[]): Json {
   const built = buildPaths(operations.filter((op) => op.audience === 'public'));
-  return {
+  return withoutUnusedSchemas(withMessageBounds(withImpliedBounds({
     openapi: '3.1.0',
     info: {
       title: 'knowledge-workspace',
@@ -274,16 +275,18 @@ function build(operations: readonly AnyOperation[]): Json {
       license: { name: 'MIT', identifier: 'MIT' },
     },
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    // Relative: the API is served by the server that publishes this document (kw serve: http://127.0.0.1:8787).
+    servers: [{ url: '/', 'x-internal': false, description: 'The server that publishes this document at /openapi.json (local development: kw serve, http://127.0.0.1:8787).' }],
     tags: [
-      { name: 'auth' },
-      { name: 'documents' },
-      { name: 'research' },
-      { name: 'proposals' },
-      { name: 'public' },
-      { name: 'reviews' },
-      { name: 'search' },
-      { name: 'library' },
-      { name: 'meta' },
+      { name: 'auth', description: 'Who the bearer token is: its principal, scopes and request budget.' },
+      { name: 'documents', description: 'Private versioned documents of nested blocks: create, read (rich JSON, blocks or Markdown), change by semantic mutations, follow their events.' },
+      { name: 'research', description: 'Research jobs: start one from a question, follow its events, cancel it, read its staged report.' },
+      { name: 'proposals', description: 'Knowledge proposals (entities, facts, evidence, inquiries) submitted for the person to review.' },
+      { name: 'public', description: 'Released public artifacts (entities, inquiries, editions), readable at immutable revisions.' },
+      { name: 'reviews', description: 'Reviews of proposals as the agent sees them: state, conflicts and the page where the person decides.' },
+      { name: 'search', description: 'Search across what the credential may read, once the operator has activated it.' },
+      { name: 'library', description: "The account's link library: saved links and uploads with their captures, highlights, notes and reading state." },
+      { name: 'meta', description: "The service itself: this OpenAPI document, the home page, and the person's pages that browserHref links open." },
     ],
     security: [{ bearerAuth: [] }],
     paths: built.paths,
@@ -300,7 +303,7 @@ function build(operations: readonly AnyOperation[]): Json {
       headers,
       responses,
     },
-  };
+  })));
 }
 
 function deepFreeze<T>(value: T): T {

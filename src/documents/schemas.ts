@@ -149,7 +149,7 @@ const DeleteMutation = v.strictObject({
 });
 
 /** One of the four mutation kinds, discriminated by `kind`. */
-export const MutationSchema = v.variant('kind', [CreateMutation, EditMutation, MoveMutation, DeleteMutation], 'kind must be one of create, edit, move, delete');
+export const MutationSchema = v.variant('kind', [CreateMutation, EditMutation, MoveMutation, DeleteMutation], 'must be one of create, edit, move, delete');
 
 /** The contract's DocumentMutationRequest. */
 export const DocumentMutationRequestSchema = v.strictObject({

@@ -17,6 +17,8 @@ import { addParagraph, createDocument, OPERATOR_KEY, post, signIn, signInLink, s
 
 const start = (options: { clock?: Clock; keepAliveMs?: number } = {}): Promise<Running> => startWebServer({ listen, storage: memoryStorage(), createApiHandler }, options);
 
+const escapeText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
 function assertPageHeaders(res: Response): void {
   assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
   assert.match(res.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
@@ -25,7 +27,7 @@ function assertPageHeaders(res: Response): void {
   assert.is(res.headers.get('cache-control'), 'no-store');
 }
 
-test('signed out, every page answers 401 with a link to how to sign in, with the page headers', async () => {
+test('signed out, every page answers 401 saying once how to sign in (kw sign-in, or the operator API with $KW_OPERATOR_KEY), with the page headers', async () => {
   const s = await start();
   try {
     for (const path of ['/', '/settings/api', `/documents/sdoc_${'1'.repeat(48)}`, `/reviews/krev_${'1'.repeat(24)}`, '/requests']) {
@@ -33,7 +35,11 @@ test('signed out, every page answers 401 with a link to how to sign in, with the
       assert.is(res.status, 401, path);
       assertPageHeaders(res);
       const html = await res.text();
-      assert.match(html, /<a href="\/sign-in">How to sign in<\/a>/, path);
+      // How to sign in, said once: kw sign-in, or the operator API with $KW_OPERATOR_KEY (named once).
+      assert.is(html.split('kw sign-in').length - 1, 1, path);
+      assert.is(html.split('KW_OPERATOR_KEY').length - 1, 1, path);
+      assert.not.match(html, /\$OPERATOR_KEY/, path);
+      assert.is(html.split('These pages are for the person who runs this server').length - 1, 1, path);
     }
     const help = await fetch(`${s.url}/sign-in`);
     assert.is(help.status, 200);
@@ -110,6 +116,21 @@ test('a session cookie together with a bearer token on the API is 401 AUTH_AMBIG
   await engine.close();
 });
 
+test('/favicon.ico is an icon (200 image/x-icon, a valid ICO header), not a 404', async () => {
+  const s = await start();
+  try {
+    const res = await fetch(`${s.url}/favicon.ico`);
+    assert.is(res.status, 200);
+    assert.is(res.headers.get('content-type'), 'image/x-icon');
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    assert.equal([...bytes.slice(0, 6)], [0, 0, 1, 0, 1, 0], 'ICONDIR: reserved 0, type 1 (icon), one image');
+    const view = new DataView(bytes.buffer);
+    assert.is(view.getUint32(18, true) + view.getUint32(14, true), bytes.length, 'the image entry spans the file');
+  } finally {
+    await s.close();
+  }
+});
+
 test('every form post without the session CSRF token is 403 and changes nothing; sign out ends the session', async () => {
   const s = await start();
   try {
@@ -147,8 +168,21 @@ test('/settings/api: the form with its labels and twelve scopes, a token shown o
     for (const what of ['Label:', 'Request budget:', 'Expires in days:', 'Scopes:']) assert.ok(errors.includes(what), what);
 
     const made = await post(s, '/settings/api/tokens', cookie, { csrf, label: 'Research agent', document: '', requestBudget: '25', expiresInDays: '3', scope: ['document:read', 'document:create'] });
-    assert.is(made.status, 201);
-    const page = await made.text();
+    // Post/redirect/get: the POST answers 303 to the page, whose first GET shows the token once;
+    // reloading it (or typing the form's URL) never lands on a bare 405.
+    assert.is(made.status, 303);
+    const shown = made.headers.get('location')!;
+    assert.match(shown, /^\/settings\/api\?created=[A-Za-z0-9_-]+$/);
+    const first = await fetch(`${s.url}${shown}`, { headers: { cookie } });
+    assert.is(first.status, 200);
+    const page = await first.text();
+    const reload = await fetch(`${s.url}${shown}`, { headers: { cookie } });
+    assert.is(reload.status, 200);
+    const typed = await fetch(`${s.url}/settings/api/tokens`, { headers: { cookie }, redirect: 'manual' });
+    assert.is(typed.status, 303);
+    assert.is(typed.headers.get('location'), '/settings/api');
+    const other = await signIn(s);
+    assert.not.ok((await (await fetch(`${s.url}${shown}`, { headers: { cookie: other.cookie } })).text()).includes('new-token'), 'another session never sees it');
     const token = /<label for="new-token">New token<\/label><input id="new-token" type="text" readonly value="([^"]+)"/.exec(page)?.[1];
     assert.ok(token, 'the new token is in a read-only input labelled New token');
     const auth = await fetch(`${s.url}/api/v1/auth`, { headers: { authorization: `Bearer ${token}` } });
@@ -158,6 +192,7 @@ test('/settings/api: the form with its labels and twelve scopes, a token shown o
 
     const list = await (await fetch(`${s.url}/settings/api`, { headers: { cookie } })).text();
     assert.ok(!list.includes(token!), 'the token is shown only once');
+    assert.ok(!(await reload.text()).includes(token!), 'a reload of the page that showed it does not show it again');
     assert.ok(list.includes(principal.displayPrefix));
     assert.match(list, /24 of 25/, 'remaining budget after one request');
 
@@ -254,8 +289,19 @@ test('/reviews/{ref}: proposal and report with citations, Accept continues the w
     const home = await (await fetch(`${s.url}/`, { headers: { cookie } })).text();
     assert.ok(home.includes(`href="/reviews/${reviewRef}"`), 'the console lists the waiting review');
     assert.ok(home.includes(`data-job="${jobId}"`), 'and the job');
+    // Reviews are titled by their question (issue 29 item 8), in the console and on their page.
+    const question = (await s.engine.jobs.read(actor, jobId)).job.spec.question;
+    assert.ok(home.includes(`<a href="/reviews/${reviewRef}">${escapeText(question)}</a>`), 'the console lists the review by its question');
+    assert.not.match(home, />Review krvw_/);
+    // The progress column: a bar and a percentage, no developer text; phases in words; times in <time datetime>.
+    const row = new RegExp(`<tr data-job="${jobId}">[\\s\\S]*?</tr>`).exec(home)![0];
+    assert.match(row, /<td class="progress"><progress max="100" value="\d+" aria-label="[^"]+"><\/progress> <span class="percent">\d+%<\/span><\/td>/);
+    assert.match(row, /<td class="phase">Waiting for your review<\/td>/);
+    assert.match(home, /<time datetime="\d{4}-\d{2}-\d{2}T[^"]+Z">\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC<\/time>/);
 
     const page = await (await fetch(`${s.url}/reviews/${reviewRef}`, { headers: { cookie } })).text();
+    assert.match(page, new RegExp(`<h1>${escapeText(question).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</h1>`), 'the page is titled by the question');
+    assert.ok(page.indexOf('>Accept</button>') > page.indexOf('Citations'), 'Accept comes after what is being accepted (the report and its citations)');
     for (const text of ['Yjs', 'Yjs documents merge concurrent edits without a server.', 'https://docs.yjs.dev/', 'Citations', 'https://doi.org/10.1145/2957276.2957310', '>Accept</button>', '>Reject</button>']) {
       assert.ok(page.includes(text), text);
     }

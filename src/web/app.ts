@@ -23,7 +23,7 @@ import { isTerminal } from '../jobs/states.ts';
 import { publicationStep } from './publication.ts';
 import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../ports.ts';
 import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
-import { APP_CSS, APP_JS } from './assets.ts';
+import { APP_CSS, APP_JS, FAVICON_ICO } from './assets.ts';
 import { escapeHtml, PAGE_CSP, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
 import { RequestInspector, type InspectorLimits, type AnsweredRequest } from './inspector.ts';
 import {
@@ -32,9 +32,12 @@ import {
   documentBody,
   documentView,
   homeBody,
+  jobOf,
+  phaseLabel,
   proposalOf,
   requestsBody,
   reviewBody,
+  reviewTitle,
   settingsBody,
   type TokenForm,
 } from './pages.ts';
@@ -120,6 +123,7 @@ function metaJson(requestId: string, clientRequestId: string | undefined): strin
 
 type Route =
   | { name: 'asset'; file: 'css' | 'js' }
+  | { name: 'favicon' }
   | { name: 'editor-asset'; file: string }
   | { name: 'sign-in'; secret: string }
   | { name: 'sign-in-help' }
@@ -143,6 +147,7 @@ function route(path: string): Route | null {
   if (path === '/') return { name: 'home' };
   if (path === '/assets/app.css') return { name: 'asset', file: 'css' };
   if (path === '/assets/app.js') return { name: 'asset', file: 'js' };
+  if (path === '/favicon.ico') return { name: 'favicon' };
   if (path.startsWith('/assets/editor/') && /^[A-Za-z0-9_-]+\.(?:js|css|woff2?)$/.test(path.slice(15))) return { name: 'editor-asset', file: path.slice(15) };
   if (path === '/sign-out') return { name: 'sign-out' };
   if (path === '/sign-in') return { name: 'sign-in-help' };
@@ -210,7 +215,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
   /** 401 for a signed-out person: a link to how to sign in and, for a document, how an agent reads it. */
   function signedOut(documentRef: string | null): PlainResponse {
     const api = documentRef ? `curl -H "Authorization: Bearer $TOKEN" ${deps.baseUrl}/api/v1/documents/${documentRef.slice(0, 64)}?format=markdown` : null;
-    const body = `<p>This page is for the signed-in person. <a href="/sign-in">How to sign in</a></p>${render('@sign-in', { origin: deps.baseUrl, api })}`;
+    const body = render('@sign-in', { origin: deps.baseUrl, api });
     return plainPage(401, 'Sign in to see this page', body);
   }
 
@@ -382,12 +387,33 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
       const stored = jobId ? await deps.storage.getRecord<StoredJob>(JOBS_COLLECTION, jobId) : null;
       if (!stored) return null;
       const j = stored.value.job;
-      return `event: job\ndata: ${JSON.stringify({ jobId: j.jobId, state: j.state, phase: j.phase, percent: j.progress.percent, summary: j.progress.summary })}\n\n`;
+      return `event: job\ndata: ${JSON.stringify({ jobId: j.jobId, state: j.state, phase: phaseLabel(j.phase), percent: j.progress.percent })}\n\n`;
     };
     return eventStream(follow(request.signal ?? new AbortController().signal, [...topicOf.keys()], frameOf, []));
   }
 
   // ---- forms ----
+
+  /**
+   * New tokens between the POST that made them and the GET that shows them: one use each, for the
+   * session that made them, for 5 minutes, at most 256 waiting (the oldest go first). In this process:
+   * behind a balancer of several processes the redirected GET must reach the same one to show it.
+   */
+  const newTokens = new Map<string, { csrf: string; token: string; until: number }>();
+  function keepNewToken(csrf: string, token: string): string {
+    const now = deps.clock.now();
+    for (const [id, kept] of newTokens) if (kept.until <= now || newTokens.size >= 256) newTokens.delete(id);
+    const id = randomSecret();
+    newTokens.set(id, { csrf, token, until: now + 5 * 60_000 });
+    return id;
+  }
+  function takeNewToken(csrf: string, id: string | null): string | undefined {
+    if (id === null) return undefined;
+    const kept = newTokens.get(id);
+    if (!kept || kept.csrf !== csrf || kept.until <= deps.clock.now()) return undefined;
+    newTokens.delete(id);
+    return kept.token;
+  }
 
   async function createToken(session: Session, viewer: PageViewer, form: URLSearchParams): Promise<PlainResponse> {
     const values: TokenForm = {
@@ -407,7 +433,9 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
         requestBudget: integer(values.requestBudget, 10_000),
         expiresInDays: integer(values.expiresInDays, 90),
       });
-      return page(201, 'Agent access', await settingsBody(engine, session.accountId, session.csrf, { newToken: token }), viewer);
+      // Post/redirect/get: the token waits for the next GET of this session (once), so reloading the
+      // page that shows it neither posts the form again nor lands on a POST-only URL.
+      return seeOther(`/settings/api?created=${keepNewToken(session.csrf, token)}`);
     } catch (e) {
       if (!isServiceError(e) || (e.code !== 'INVALID_REQUEST' && e.code !== 'NOT_FOUND')) throw e;
       const errors = e.code === 'NOT_FOUND' ? ['Document: no document of yours has this documentRef'] : fieldMessages(e.fieldErrors, e.message);
@@ -471,6 +499,8 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     const isPost = POST_ROUTES.has(r.name);
     if (isPost ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') {
       if (r.name === 'sign-in-links' || r.name === 'document' || r.name === 'review') return api(request);
+      // The token form's URL typed or reloaded: the page it belongs to.
+      if (r.name === 'create-token' && (method === 'GET' || method === 'HEAD')) return seeOther('/settings/api');
       return { status: 405, headers: pageHeaders({ allow: isPost ? 'POST' : 'GET, HEAD' }), body: '<!doctype html><title>Method not allowed</title><p>Method not allowed.</p>' };
     }
     if (r.name === 'asset') {
@@ -481,6 +511,9 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
       };
     }
     if (r.name === 'editor-asset') return editorAsset(r.file);
+    if (r.name === 'favicon') {
+      return { status: 200, headers: { 'content-type': 'image/x-icon', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }, body: FAVICON_ICO };
+    }
     if (r.name === 'sign-in-links') return signInLinks(request);
     if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: deps.baseUrl, api: null }));
     if (r.name === 'sign-in') {
@@ -521,8 +554,10 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
           const { body } = await homeBody(engine, session.accountId, inspector);
           return page(200, 'Console', body, viewer);
         }
-        case 'settings':
-          return page(200, 'Agent access', await settingsBody(engine, session.accountId, session.csrf), viewer);
+        case 'settings': {
+          const newToken = takeNewToken(session.csrf, query.get('created'));
+          return page(200, 'Agent access', await settingsBody(engine, session.accountId, session.csrf, newToken === undefined ? {} : { newToken }), viewer);
+        }
         case 'create-token':
           return createToken(session, viewer, form!);
         case 'revoke-token':
@@ -544,7 +579,8 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
           return await jobEvents(request, session);
         case 'review': {
           const p = await proposalOf(engine, session.accountId, r.reviewRef);
-          return page(200, `Review ${p.reviewRef}`, await reviewBody(engine, session.accountId, p, session.csrf), viewer);
+          const job = await jobOf(engine, p);
+          return page(200, reviewTitle(p, job?.spec.question), await reviewBody(engine, session.accountId, p, session.csrf), viewer);
         }
         case 'review-decision':
           return await decideReview(session, viewer, r.reviewRef, form!);

@@ -52,6 +52,36 @@ export async function accountJobs(engine: Engine, accountId: string, credentials
     .map((s) => s.job);
 }
 
+/**
+ * A timestamp as the server shows it before the page's script turns it into the reader's local time
+ * (`<time datetime>` keeps the ISO value): `2026-11-29 01:05 UTC`.
+ */
+export function readable(iso: string): string {
+  const m = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(iso);
+  return m ? `${m[1]} ${m[2]} UTC` : iso;
+}
+
+/** A job's phase in the person's words. */
+const PHASE_LABELS: Readonly<Record<string, string>> = {
+  queued: 'Queued',
+  planning: 'Planning',
+  retrieving: 'Reading sources',
+  extracting: 'Extracting claims',
+  proposing: 'Proposing findings',
+  synthesizing: 'Writing the report',
+  'requesting-review': 'Waiting for your review',
+  complete: 'Complete',
+};
+export const phaseLabel = (phase: string): string => PHASE_LABELS[phase] ?? phase.replace(/-/g, ' ');
+
+/** What a review is about, for its title: the question of the job that proposed it, else of its first inquiry, else its entities. */
+export function reviewTitle(p: ProposalRecord, question: string | null | undefined): string {
+  const q = question ?? p.request.inquiries[0]?.question;
+  if (q) return q.length > 200 ? `${q.slice(0, 199)}…` : q;
+  const names = p.request.entities.slice(0, 3).map((e) => e.name);
+  return names.length ? `Proposal about ${names.join(', ')}` : 'Proposal';
+}
+
 /** The body of the console (`/`). */
 export async function homeBody(engine: Engine, accountId: string, inspector: RequestInspector): Promise<{ body: string; liveJobs: string[] }> {
   const actor = accountActor(accountId);
@@ -62,17 +92,19 @@ export async function homeBody(engine: Engine, accountId: string, inspector: Req
     engine.deps.storage.listRecords<ProposalRecord>(Collections.proposals),
     engine.library.execute(actor, { type: 'list', limit: 20 }).catch(() => null),
   ]);
+  const questionOfReview = new Map(jobs.filter((j) => j.artifacts.review).map((j) => [j.artifacts.review!.reviewRef, j.spec.question]));
   const reviews = proposals
     .map((r) => r.value)
     .filter((p) => p.accountId === accountId && (p.state === 'proposed' || p.state === 'in-review'))
     .sort((a, b) => b.createdAt - a.createdAt)
-    .map((p) => ({ reviewRef: p.reviewRef, state: p.state, summary: `${p.request.entities.length} entities, ${p.request.facts.length} facts` }));
+    .map((p) => ({ reviewRef: p.reviewRef, title: reviewTitle(p, questionOfReview.get(p.reviewRef)), state: p.state, summary: `${p.request.entities.length} entities, ${p.request.facts.length} facts` }));
   const liveJobs = jobs.filter((j) => !isTerminal(j.state)).map((j) => j.jobId);
   const items = library && library.type === 'list' ? library.items : [];
   const body = render('@home', {
     reviews,
     documents: docs.items.map((d) => ({ documentRef: d.documentRef, title: d.title, version: d.version, updatedAt: d.updatedAt })),
-    jobs: jobs.map((j) => ({ jobId: j.jobId, question: j.spec.question.slice(0, 200), state: j.state, phase: j.phase, percent: j.progress.percent, summary: j.progress.summary, reviewRef: j.artifacts.review?.reviewRef ?? null })),
+    readable,
+    jobs: jobs.map((j) => ({ jobId: j.jobId, question: j.spec.question.slice(0, 200), state: j.state, phase: j.phase, phaseLabel: phaseLabel(j.phase), percent: j.progress.percent, summary: j.progress.summary, reviewRef: j.artifacts.review?.reviewRef ?? null })),
     live: liveJobs.length > 0,
     library: items.map((i) => ({ title: i.title ?? i.url ?? i.fileName ?? i.itemId, kind: i.kind, capture: i.capture?.state ?? null })),
     requests: inspector.list(new Set(credentials.map((c) => c.credentialRef)), {}, 10),
@@ -86,6 +118,7 @@ export async function settingsBody(engine: Engine, accountId: string, csrf: stri
   const credentials = await engine.credentials.listOfAccount(accountId);
   const form = extra.form ?? EMPTY_TOKEN_FORM;
   return render('@settings', {
+    readable,
     csrf,
     newToken: extra.newToken ?? null,
     errors: extra.errors ?? [],
@@ -253,6 +286,7 @@ export async function requestsBody(engine: Engine, accountId: string, inspector:
   ];
   if (status && !statuses.some((s) => s.value === status)) statuses.push({ value: status, label: status });
   return render('@requests', {
+    readable,
     tokens: credentials.map((c) => ({ credentialRef: c.credentialRef, label: c.label, displayPrefix: displayPrefix(c.credentialRef), selected: c.credentialRef === token })),
     statuses: statuses.map((s) => ({ ...s, selected: s.value === (status ?? '') })),
     requests: inspector.list(new Set(byRef.keys()), { credentialRef: token, status }).map((r) => ({

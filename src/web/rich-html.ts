@@ -70,9 +70,8 @@ function blockHtml(b: RichBlock): string {
       return `<h${level} id="b-${id}">${inlineHtml(content)}</h${level}>${children}`;
     }
     case 'bulletListItem':
-      return `<ul id="b-${id}"><li>${inlineHtml(content)}${children}</li></ul>`;
     case 'numberedListItem':
-      return `<ol id="b-${id}"><li>${inlineHtml(content)}${children}</li></ol>`;
+      return `<li id="b-${id}">${inlineHtml(content)}${children}</li>`; // inside the list blocksHtml opens
     case 'checkListItem': {
       const checked = props.checked === true;
       return `<p id="b-${id}" class="check"><span aria-hidden="true">${checked ? '&#9745;' : '&#9744;'}</span> <span class="visually-hidden">${checked ? 'done:' : 'to do:'}</span> ${inlineHtml(content)}</p>${children}`;
@@ -96,8 +95,22 @@ function blockHtml(b: RichBlock): string {
   }
 }
 
+const LIST_TAG: Readonly<Record<string, 'ul' | 'ol'>> = { bulletListItem: 'ul', numberedListItem: 'ol' };
+
+/** Blocks in order; a run of list items of one kind is one list, so a numbered list counts 1, 2, 3. */
 function blocksHtml(blocks: readonly RichBlock[]): string {
-  return blocks.map(blockHtml).join('\n');
+  const out: string[] = [];
+  for (let i = 0; i < blocks.length; ) {
+    const tag = LIST_TAG[blocks[i]!.type];
+    if (tag === undefined) {
+      out.push(blockHtml(blocks[i++]!));
+      continue;
+    }
+    const items: string[] = [];
+    while (i < blocks.length && LIST_TAG[blocks[i]!.type] === tag) items.push(blockHtml(blocks[i++]!));
+    out.push(`<${tag}>${items.join('')}</${tag}>`);
+  }
+  return out.join('\n');
 }
 
 /** The HTML of a rich-json document (`{ type: 'blocks', blocks }`), given as its JSON text. */

@@ -7,14 +7,14 @@ import { eta } from './html.ts';
 
 const HOME = `<p class="meta">This server's console: your documents, research jobs, reviews waiting for you, your library and the recent requests of your agents' tokens.</p>
 <h2>Reviews waiting for you</h2>
-<% if (!it.reviews.length) { %><p>No review is waiting.</p><% } else { %><ul><% it.reviews.forEach(function (r) { %><li><a href="/reviews/<%= r.reviewRef %>">Review <%= r.reviewRef %></a> <span class="meta">(<%= r.state %>, <%= r.summary %>)</span></li><% }) %></ul><% } %>
+<% if (!it.reviews.length) { %><p>No review is waiting.</p><% } else { %><ul><% it.reviews.forEach(function (r) { %><li><a href="/reviews/<%= r.reviewRef %>"><%= r.title %></a> <span class="meta">(<%= r.state %>, <%= r.summary %>)</span></li><% }) %></ul><% } %>
 <h2>Documents</h2>
-<% if (!it.documents.length) { %><p>No documents yet. Agents create them with <code>POST /api/v1/documents</code>.</p><% } else { %><div class="table"><table><thead><tr><th scope="col">Title</th><th scope="col">Version</th><th scope="col">Updated</th></tr></thead><tbody>
-<% it.documents.forEach(function (d) { %><tr><td><a href="/documents/<%= d.documentRef %>"><%= d.title %></a></td><td><%= d.version %></td><td><%= d.updatedAt %></td></tr><% }) %></tbody></table></div><% } %>
+<% if (!it.documents.length) { %><p>No documents yet. Agents create them with <code>POST /api/v1/documents</code>.</p><% } else { %><div class="table stack"><table><thead><tr><th scope="col">Title</th><th scope="col">Version</th><th scope="col">Updated</th></tr></thead><tbody>
+<% it.documents.forEach(function (d) { %><tr><td data-label="Title"><a href="/documents/<%= d.documentRef %>"><%= d.title %></a></td><td data-label="Version"><%= d.version %></td><td data-label="Updated"><time datetime="<%= d.updatedAt %>"><%= it.readable(d.updatedAt) %></time></td></tr><% }) %></tbody></table></div><% } %>
 <h2>Research jobs</h2>
 <% if (it.live) { %><div data-live="/events/jobs"><p id="live-status" role="status" class="meta"></p></div><% } %>
-<% if (!it.jobs.length) { %><p>No research jobs.</p><% } else { %><div class="table"><table><thead><tr><th scope="col">Question</th><th scope="col">State</th><th scope="col">Phase</th><th scope="col">Progress</th></tr></thead><tbody>
-<% it.jobs.forEach(function (j) { %><tr data-job="<%= j.jobId %>"><td><%= j.question %><% if (j.reviewRef) { %> <a href="/reviews/<%= j.reviewRef %>">review</a><% } %></td><td class="state"><%= j.state %></td><td class="phase"><%= j.phase %></td><td class="progress"><%= j.percent %>% <%= j.summary %></td></tr><% }) %></tbody></table></div><% } %>
+<% if (!it.jobs.length) { %><p>No research jobs.</p><% } else { %><div class="table stack"><table><thead><tr><th scope="col">Question</th><th scope="col">State</th><th scope="col">Phase</th><th scope="col">Progress</th></tr></thead><tbody>
+<% it.jobs.forEach(function (j) { %><tr data-job="<%= j.jobId %>"><td data-label="Question"><%= j.question %><% if (j.reviewRef) { %> <a href="/reviews/<%= j.reviewRef %>">review</a><% } %></td><td data-label="State" class="state"><%= j.state %></td><td data-label="Phase" class="phase"><%= j.phaseLabel %></td><td data-label="Progress" class="progress"><progress max="100" value="<%= j.percent %>" aria-label="Progress of <%= j.question %>"></progress> <span class="percent"><%= j.percent %>%</span></td></tr><% }) %></tbody></table></div><% } %>
 <h2>Library</h2>
 <% if (!it.library.length) { %><p>The library is empty.</p><% } else { %><ul><% it.library.forEach(function (l) { %><li><%= l.title %> <span class="meta">(<%= l.kind %><% if (l.capture) { %>, capture <%= l.capture %><% } %>)</span></li><% }) %></ul><% } %>
 <h2>Recent requests</h2>
@@ -39,13 +39,13 @@ const SETTINGS = `<p>Agents use the API with a bearer token. Create one per agen
 <button type="submit">Create token</button>
 </form>
 <h2>Tokens</h2>
-<% if (!it.tokens.length) { %><p>No tokens yet.</p><% } else { %><div class="table"><table><thead><tr><th scope="col">Token</th><th scope="col">Label</th><th scope="col">Remaining budget</th><th scope="col">Expires</th><th scope="col">Action</th></tr></thead><tbody>
-<% it.tokens.forEach(function (t) { %><tr><td><code><%= t.displayPrefix %></code><% if (t.documentRef) { %><br><span class="meta">bound to <%= t.documentRef %></span><% } %></td><td><%= t.label %></td><td><%= t.remaining %> of <%= t.budget %></td><td><%= t.expiresAt %></td>
-<td><% if (t.revoked) { %>Revoked<% } else if (t.expired) { %>Expired<% } else { %><form method="post" action="/settings/api/tokens/<%= t.credentialRef %>/revoke" class="inline"><input type="hidden" name="csrf" value="<%= it.csrf %>"><button type="submit" class="danger" aria-label="Revoke <%= t.label %>">Revoke</button></form><% } %></td></tr><% }) %></tbody></table></div><% } %>`;
+<% if (!it.tokens.length) { %><p>No tokens yet.</p><% } else { %><div class="table stack"><table><thead><tr><th scope="col">Token</th><th scope="col">Label</th><th scope="col">Remaining budget</th><th scope="col">Expires</th><th scope="col">Action</th></tr></thead><tbody>
+<% it.tokens.forEach(function (t) { %><tr><td data-label="Token"><code><%= t.displayPrefix %></code><% if (t.documentRef) { %><br><span class="meta">bound to <%= t.documentRef %></span><% } %></td><td data-label="Label"><%= t.label %></td><td data-label="Remaining budget"><%= t.remaining %> of <%= t.budget %></td><td data-label="Expires"><time datetime="<%= t.expiresAt %>"><%= it.readable(t.expiresAt) %></time></td>
+<td data-label="Action"><% if (t.revoked) { %>Revoked<% } else if (t.expired) { %>Expired<% } else { %><form method="post" action="/settings/api/tokens/<%= t.credentialRef %>/revoke" class="inline"><input type="hidden" name="csrf" value="<%= it.csrf %>"><button type="submit" class="danger" aria-label="Revoke <%= t.label %>">Revoke</button></form><% } %></td></tr><% }) %></tbody></table></div><% } %>`;
 
 const DOCUMENT = `<p class="meta">Version <span id="doc-version"><%= it.version %></span> · revision <code id="doc-revision"><%= it.revision %></code> · <code><%= it.documentRef %></code></p>
 <div data-live="/documents/<%= it.documentRef %>/events?after=<%= it.version %>"><p id="live-status" role="status" class="meta"></p></div>
-<% if (it.editor) { %><p id="editor-status" role="status" class="meta"></p><div id="editor" class="editor" aria-label="Document editor" data-sync="/documents/<%= it.documentRef %>/sync" data-bundle="/assets/editor/editor.js" data-style="/assets/editor/editor.css" data-person="<%= it.editor.person %>" data-nonce="<%= it.editor.nonce %>" hidden></div><% } %>
+<% if (it.editor) { %><div id="editor" class="editor" aria-label="Document editor" data-sync="/documents/<%= it.documentRef %>/sync" data-bundle="/assets/editor/editor.js" data-style="/assets/editor/editor.css" data-person="<%= it.editor.person %>" data-nonce="<%= it.editor.nonce %>" hidden></div><% } %>
 <article id="doc-body" aria-label="Document"><%~ it.html %></article>
 <h2>Markdown</h2>
 <p class="meta">What <code>?format=markdown</code> gives an agent. Loss count: <span id="doc-loss"><%= it.lossCount %></span></p>
@@ -61,12 +61,12 @@ const REVIEW = `<p>State: <strong><%= it.state %></strong> · proposal <code><%=
 <h2>Evidence</h2>
 <% if (!it.evidence.length) { %><p>None.</p><% } else { %><ul><% it.evidence.forEach(function (e) { %><li><%= e.bearing %> for <%= e.fact %>: <% if (e.href) { %><a href="<%= e.href %>" rel="nofollow noopener"><%= e.href %></a><% } else { %><%= e.source %><% } %></li><% }) %></ul><% } %>
 <% if (it.inquiries.length) { %><h2>Inquiries</h2><ul><% it.inquiries.forEach(function (q) { %><li><%= q %></li><% }) %></ul><% } %>
-<% if (it.canDecide) { %><h2>Your decision</h2>
-<form method="post" action="/reviews/<%= it.reviewRef %>/decision" class="inline"><input type="hidden" name="csrf" value="<%= it.csrf %>"><input type="hidden" name="decision" value="accept"><button type="submit">Accept</button></form>
-<form method="post" action="/reviews/<%= it.reviewRef %>/decision" class="inline"><input type="hidden" name="csrf" value="<%= it.csrf %>"><input type="hidden" name="decision" value="reject"><button type="submit" class="danger">Reject</button></form><% } %>
 <% if (it.report) { %><h2>Report: <%= it.report.title %></h2>
 <article aria-label="Report"><%~ it.report.html %></article>
 <h3>Citations</h3><% if (!it.report.citations.length) { %><p>The report cites no sources.</p><% } else { %><ol><% it.report.citations.forEach(function (c) { %><li><a href="<%= c.href %>" rel="nofollow noopener"><%= c.text || c.href %></a> <span class="meta"><%= c.href %></span></li><% }) %></ol><% } %><% } %>
+<% if (it.canDecide) { %><h2>Your decision</h2>
+<form method="post" action="/reviews/<%= it.reviewRef %>/decision" class="inline"><input type="hidden" name="csrf" value="<%= it.csrf %>"><input type="hidden" name="decision" value="accept"><button type="submit">Accept</button></form>
+<form method="post" action="/reviews/<%= it.reviewRef %>/decision" class="inline"><input type="hidden" name="csrf" value="<%= it.csrf %>"><input type="hidden" name="decision" value="reject"><button type="submit" class="danger">Reject</button></form><% } %>
 <% if (it.state === 'accepted') { %><h2>Publication</h2>
 <p>Nothing is public until you confirm the rights, release and promote. Each public page is immutable at its revision.</p>
 <ol class="steps">
@@ -84,12 +84,12 @@ const REQUESTS = `<p>The last requests of each of your tokens, as this server an
 <div class="field"><label for="f-token">Token</label><select id="f-token" name="token"><option value="">All tokens</option><% it.tokens.forEach(function (t) { %><option value="<%= t.credentialRef %>"<% if (t.selected) { %> selected<% } %>><%= t.label %> (<%= t.displayPrefix %>)</option><% }) %></select></div>
 <div class="field"><label for="f-status">Status</label><select id="f-status" name="status"><% it.statuses.forEach(function (s) { %><option value="<%= s.value %>"<% if (s.selected) { %> selected<% } %>><%= s.label %></option><% }) %></select></div>
 <button type="submit" class="secondary">Filter</button></form>
-<% if (!it.requests.length) { %><p>No requests match.</p><% } else { %><div class="table"><table><thead><tr><th scope="col">Time</th><th scope="col">Token</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Error</th><th scope="col">Duration</th><th scope="col">Request id</th></tr></thead><tbody>
-<% it.requests.forEach(function (r) { %><tr><td><%= r.time %></td><td><%= r.token %></td><td><code><%= r.method %> <%= r.path %></code></td><td><%= r.status %></td><td><%= r.errorCode || '' %></td><td><%= r.durationMs %> ms</td><td><code><%= r.requestId %></code></td></tr><% }) %></tbody></table></div><% } %>`;
+<% if (!it.requests.length) { %><p>No requests match.</p><% } else { %><div class="table stack"><table><thead><tr><th scope="col">Time</th><th scope="col">Token</th><th scope="col">Request</th><th scope="col">Status</th><th scope="col">Error</th><th scope="col">Duration</th><th scope="col">Request id</th></tr></thead><tbody>
+<% it.requests.forEach(function (r) { %><tr><td data-label="Time"><time datetime="<%= r.time %>"><%= it.readable(r.time) %></time></td><td data-label="Token"><%= r.token %></td><td data-label="Request"><code><%= r.method %> <%= r.path %></code></td><td data-label="Status"><%= r.status %></td><td data-label="Error"><%= r.errorCode || '' %></td><td data-label="Duration"><%= r.durationMs %> ms</td><td data-label="Request id"><code><%= r.requestId %></code></td></tr><% }) %></tbody></table></div><% } %>`;
 
 const SIGN_IN = `<p>These pages are for the person who runs this server, signed in.</p>
 <p>To sign in, open the one-time sign-in link that <code>kw serve</code> printed when it started (also in its <code>--json</code> line as <code>signInUrl</code>). A link works once, within 15 minutes.</p>
-<p>For a new link, ask the operator API: <code>curl -X POST -H "Authorization: Bearer $OPERATOR_KEY" -H "Content-Type: application/json" -d '{}' <%= it.origin %>/operator/v1/sign-in-links</code></p>
+<p>For a new link, run <code>kw sign-in</code> in the folder the server was started in (<code>npm run kw -- sign-in</code> in a clone; <code>--data DIR</code> for another data folder), or ask the operator API with the server's operator key: <code>curl -X POST -H "Authorization: Bearer $KW_OPERATOR_KEY" -H "Content-Type: application/json" -d '{}' <%= it.origin %>/operator/v1/sign-in-links</code></p>
 <% if (it.api) { %><p>Agents read the same data through the API with a bearer token: <code><%= it.api %></code></p><% } %>`;
 
 eta.loadTemplate('@home', HOME);

@@ -9,6 +9,7 @@ import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node
 import type { AddressInfo } from 'node:net';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Handler } from '../../src/api/types.ts';
+import { memoryEventStore } from './event-store.ts';
 import { createMcpServer } from './server.ts';
 import { bearerToken, namesBearerScheme } from '../../src/contract/bearer.ts';
 
@@ -48,6 +49,9 @@ export interface McpHttpHandler {
   /** Close every session. */
   close(): Promise<void>;
 }
+
+/** The `retry` (ms) a client is told to wait before resuming a dropped stream. */
+export const MCP_RETRY_MS = 1000;
 
 /** The defaults of {@link McpHttpOptions}. */
 export const MCP_HTTP_DEFAULTS = { sessionIdleMs: 5 * 60_000, maxSessionsPerCredential: 8, maxSessions: 256 } as const;
@@ -203,6 +207,10 @@ export function createMcpHttpHandler(options: McpHttpOptions): McpHttpHandler & 
     try {
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
+        // Resumable streams: event ids, a priming event with `retry` on each POST stream, and
+        // Last-Event-ID on GET replaying what a dropped connection missed (event-store.ts).
+        eventStore: memoryEventStore(),
+        retryInterval: MCP_RETRY_MS,
         onsessioninitialized: (id) => {
           sessions.set(id, { transport, owner, tokenHash: hashOf(token), lastUsed: now() });
         },

@@ -9,5 +9,6 @@
  */
 export { createMcpServer, type McpServerOptions } from './server.ts';
 export { runMcpStdio, type McpStdio, type McpStdioOptions } from './stdio.ts';
-export { createMcpHttpHandler, mountMcp, type McpHttpHandler, type McpHttpOptions } from './http.ts';
+export { createMcpHttpHandler, mountMcp, MCP_HTTP_DEFAULTS, MCP_RETRY_MS, type McpHttpHandler, type McpHttpOptions } from './http.ts';
+export { memoryEventStore, MCP_EVENT_STORE_DEFAULTS } from './event-store.ts';
 export { buildTools, buildResourceTemplates, RESOURCE_PREFIX } from './catalog.ts';

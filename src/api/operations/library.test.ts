@@ -8,7 +8,7 @@ import { pageBytes, startPageServer } from '../../../fixtures/pages/server.ts';
 let n = 0;
 const key = () => `library-http-key-${String(++n).padStart(6, '0')}`;
 
-test('the library over HTTP: scopes per command, 201 then 200 on a retry, capture state, reader page, highlights, reading state, uploads', async () => {
+test('the library over HTTP: scopes per command, 201 then 201 (replayed) on a retry, capture state, reader page, highlights, reading state, uploads', async () => {
   const pages = await startPageServer();
   const s = await startServer({ engine: { fetcher: nodeFetcher({ testAllowOrigins: [pages.origin] }), extractor: contentExtractor() } });
   try {
@@ -29,8 +29,10 @@ test('the library over HTTP: scopes per command, 201 then 200 on a retry, captur
     assert.is(Number(saved.headers['x-service-requests-remaining']), Number(unknown.headers['x-service-requests-remaining']) - 1, 'library commands are charged');
     const item = saved.json.data.item;
     const retry = await call({ type: 'save-link', url: `${pages.origin}/article-1.html`, idempotencyKey: k });
-    assert.is(retry.status, 200);
+    assert.is(retry.status, 201, "a replay answers the first application's status");
+    assert.is(retry.json.receipt.idempotency, 'replayed');
     assert.is(retry.json.data.item.itemId, item.itemId);
+
     assert.is((await call({ type: 'save-link', url: `${pages.origin}/article-2.html`, idempotencyKey: k })).json.error.code, 'IDEMPOTENCY_CONFLICT');
 
     await s.engine.library.idle();
@@ -183,6 +185,28 @@ test('a document-bound credential gets 403 FORBIDDEN for every library command',
     assert.is(put.status, 403);
     const list = await s.req('/api/v1/library', { method: 'POST', token: owner, body: { type: 'list' } });
     assert.is(list.json.data.items.length, 1, 'nothing was stored by the bound credential');
+  } finally {
+    await s.close();
+  }
+});
+
+test("every creating library command replays with the first application's status (201) and receipt", async () => {
+  const s = await startServer();
+  try {
+    const writer = (await s.credential({ scopes: ['library:read', 'library:write'] })).token;
+    const call = (body: object) => s.req('/api/v1/library', { method: 'POST', token: writer, body });
+    const save = { type: 'save-link', url: 'https://example.org/replayed', idempotencyKey: key() };
+    const saved = await call(save);
+    assert.is(saved.status, 201, saved.text);
+    const sourceId = saved.json.data.item.itemId as string;
+    const note = { type: 'create-note', sourceId, markdown: 'A note.', idempotencyKey: key() };
+    const upload = { type: 'prepare-upload', fileName: 'a.html', contentType: 'text/html', byteLength: 3, idempotencyKey: key() };
+    for (const command of [save, note, upload]) {
+      const first = command === save ? saved : await call(command);
+      const again = await call(command);
+      assert.is(first.status, 201, `${command.type}: ${first.text}`);
+      assert.equal([again.status, again.json.receipt.idempotency, again.json.receipt.receiptRef], [201, 'replayed', first.json.receipt.receiptRef], command.type);
+    }
   } finally {
     await s.close();
   }

@@ -23,8 +23,10 @@ function checkScope(ctx: RequestContext, body: unknown): void {
 const libraryCommand = bind(contract.libraryCommand, async (ctx, input) => {
   checkScope(ctx, input.body);
   const result = await ctx.engine.library.execute(actorOf(ctx), input.body);
-  // 201 when this call stored a new item or upload; 200 for reads, retries and reading-state changes.
-  const created = LIBRARY_CREATING_TYPES.has(result.type) && 'created' in result && result.created;
+  // 201 for a command that stores a new item or upload — its first application always does, and a
+  // replay answers the first application's status (decisions.md, "Writes and their idempotency");
+  // 200 for reads and reading-state changes.
+  const created = LIBRARY_CREATING_TYPES.has(result.type);
   const { receipt, ...data } = result as typeof result & { receipt?: IdempotencyReceipt | null };
   // Where the bytes of a prepared upload go is this edge's route.
   if (data.type === 'prepare-upload') Object.assign(data, { upload: { ...data.upload, method: 'PUT', path: contract.putLibraryUpload.path.replace('{uploadId}', data.upload.uploadId) } });

@@ -38,7 +38,7 @@ export function mountEditor(host: HTMLElement): PageEditor {
       ...(nonce ? { _tiptapOptions: { injectNonce: nonce } } : {}),
     }),
   );
-  const status = document.getElementById('editor-status');
+  const status = document.getElementById('live-status'); // the page's one status line
   const fallback = document.getElementById('doc-body');
   provider.on('status', ({ status: s }: { status: string }) => {
     if (status) status.textContent = s === 'connected' ? 'Editing live with everyone on this document.' : 'Reconnecting the editor…';
