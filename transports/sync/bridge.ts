@@ -357,6 +357,13 @@ export class DocumentBridge {
         }
         return;
       } catch (error) {
+        if (attempt === 1 && isServiceError(error) && (error.code === 'RATE_LIMITED' || error.code === 'AUTH_REQUIRED')) {
+          // The holder's grant refused the commit (budget spent, token revoked or expired): an outcome,
+          // not a fault. Their edits stay out of versions until they edit again (and are checked again);
+          // a revoked or expired grant's socket is being closed meanwhile.
+          if (!this.closed) this.failed.set(holder, { actor: p.actor, touched: p.touched, deleted: p.deleted });
+          return;
+        }
         const stale = isServiceError(error) && error.code === 'PRECONDITION_FAILED';
         if (!stale && !this.closed) {
           // Refused for a passing reason (the storage away: 503): again after another pause. Else for good.
