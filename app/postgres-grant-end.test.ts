@@ -75,4 +75,26 @@ test('signing out on B closes the person\'s socket on A; revoking a token on B c
   client.awareness.destroy();
 });
 
+test('a token made on the settings page of A is shown once after the redirect, also when the GET reaches B (sealed in the shared storage, not in A\'s memory)', async () => {
+  if (reason !== null) {
+    console.log(`  (skipped: ${reason})`);
+    return;
+  }
+  const [a, b] = procs as [ServerProcess, ServerProcess];
+  const person = await signIn(a);
+  const body = new URLSearchParams({ csrf: person.csrf, label: 'Made on A', document: '', requestBudget: '25', expiresInDays: '3' });
+  body.append('scope', 'document:read');
+  const made = await fetch(`${a.url}/settings/api/tokens`, { method: 'POST', redirect: 'manual', headers: { cookie: person.cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
+  assert.is(made.status, 303);
+  const shown = made.headers.get('location')!;
+  const other = await signIn(b);
+  const WHOLE_TOKEN = /svc_agent_v1_scred_[0-9a-f]{24}_[A-Za-z0-9_-]{32,}/;
+  assert.not.match(await (await fetch(`${b.url}${shown}`, { headers: { cookie: other.cookie } })).text(), WHOLE_TOKEN, "another session's GET does not open it");
+  const page = await (await fetch(`${b.url}${shown}`, { headers: { cookie: person.cookie } })).text();
+  const token = WHOLE_TOKEN.exec(page)?.[0];
+  assert.ok(token, 'the new token is on the page B answers');
+  assert.is((await call(b.url, 'GET', '/api/v1/auth', token!)).status, 200);
+  assert.ok(!(await (await fetch(`${a.url}${shown}`, { headers: { cookie: person.cookie } })).text()).includes(token!), 'shown once, on any process');
+});
+
 test.run();

@@ -42,6 +42,7 @@ import {
   type TokenForm,
 } from './pages.ts';
 import { createSessionStore, type Session } from './sessions.ts';
+import { keepNewToken, takeNewToken } from './new-tokens.ts';
 import { bearerToken, namesBearerScheme } from '../contract/bearer.ts';
 
 /** The session cookie's name. */
@@ -394,28 +395,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
 
   // ---- forms ----
 
-  /**
-   * New tokens between the POST that made them and the GET that shows them: one use each, for the
-   * session that made them, for 5 minutes, at most 256 waiting (the oldest go first). In this process:
-   * behind a balancer of several processes the redirected GET must reach the same one to show it.
-   */
-  const newTokens = new Map<string, { csrf: string; token: string; until: number }>();
-  function keepNewToken(csrf: string, token: string): string {
-    const now = deps.clock.now();
-    for (const [id, kept] of newTokens) if (kept.until <= now || newTokens.size >= 256) newTokens.delete(id);
-    const id = randomSecret();
-    newTokens.set(id, { csrf, token, until: now + 5 * 60_000 });
-    return id;
-  }
-  function takeNewToken(csrf: string, id: string | null): string | undefined {
-    if (id === null) return undefined;
-    const kept = newTokens.get(id);
-    if (!kept || kept.csrf !== csrf || kept.until <= deps.clock.now()) return undefined;
-    newTokens.delete(id);
-    return kept.token;
-  }
-
-  async function createToken(session: Session, viewer: PageViewer, form: URLSearchParams): Promise<PlainResponse> {
+  async function createToken(session: Session, cookie: string, viewer: PageViewer, form: URLSearchParams): Promise<PlainResponse> {
     const values: TokenForm = {
       label: (form.get('label') ?? '').trim(),
       document: (form.get('document') ?? '').trim(),
@@ -435,7 +415,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
       });
       // Post/redirect/get: the token waits for the next GET of this session (once), so reloading the
       // page that shows it neither posts the form again nor lands on a POST-only URL.
-      return seeOther(`/settings/api?created=${keepNewToken(session.csrf, token)}`);
+      return seeOther(`/settings/api?created=${await keepNewToken(deps, cookie, token)}`);
     } catch (e) {
       if (!isServiceError(e) || (e.code !== 'INVALID_REQUEST' && e.code !== 'NOT_FOUND')) throw e;
       const errors = e.code === 'NOT_FOUND' ? ['Document: no document of yours has this documentRef'] : fieldMessages(e.fieldErrors, e.message);
@@ -555,11 +535,11 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
           return page(200, 'Console', body, viewer);
         }
         case 'settings': {
-          const newToken = takeNewToken(session.csrf, query.get('created'));
+          const newToken = await takeNewToken(deps, cookie!, query.get('created'));
           return page(200, 'Agent access', await settingsBody(engine, session.accountId, session.csrf, newToken === undefined ? {} : { newToken }), viewer);
         }
         case 'create-token':
-          return createToken(session, viewer, form!);
+          return createToken(session, cookie!, viewer, form!);
         case 'revoke-token':
           await engine.credentials.revoke(session.accountId, r.credentialRef);
           return seeOther('/settings/api');
