@@ -147,24 +147,7 @@ type Side = 'request' | 'head' | 'response';
 export function withMessageBounds(doc: Json): Json {
   const schemas = ((doc.components as Json | undefined)?.schemas ?? {}) as Record<string, Json>;
   // Which components each side reaches, through $refs (transitively).
-  const reach = (roots: unknown[]): Set<string> => {
-    const seen = new Set<string>();
-    const visit = (value: unknown): void => {
-      if (Array.isArray(value)) return value.forEach(visit);
-      if (value === null || typeof value !== 'object') return;
-      const r = (value as Json).$ref;
-      if (typeof r === 'string' && r.startsWith('#/components/schemas/')) {
-        const name = r.slice('#/components/schemas/'.length);
-        if (!seen.has(name)) {
-          seen.add(name);
-          visit(schemas[name]);
-        }
-      }
-      for (const child of Object.values(value as Json)) visit(child);
-    };
-    roots.forEach(visit);
-    return seen;
-  };
+  const reach = (roots: unknown[]): Set<string> => reachedSchemas(schemas, roots);
   const requestRoots: unknown[] = [];
   const responseRoots: unknown[] = [(doc.components as Json | undefined)?.responses, (doc.components as Json | undefined)?.headers];
   for (const item of Object.values((doc.paths ?? {}) as Record<string, Json>)) {
@@ -215,22 +198,26 @@ export function withMessageBounds(doc: Json): Json {
 export function withoutUnusedSchemas(doc: Json): Json {
   const components = (doc.components ?? {}) as Json;
   const schemas = (components.schemas ?? {}) as Record<string, Json>;
-  const used = new Set<string>();
+  const used = reachedSchemas(schemas, [doc.paths, components.responses, components.headers]);
+  return { ...doc, components: { ...components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) } };
+}
+
+/** The component schemas `roots` reach through `$ref`s, transitively. */
+function reachedSchemas(schemas: Record<string, Json>, roots: unknown[]): Set<string> {
+  const seen = new Set<string>();
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) return value.forEach(visit);
     if (value === null || typeof value !== 'object') return;
     const r = (value as Json).$ref;
     if (typeof r === 'string' && r.startsWith('#/components/schemas/')) {
       const name = r.slice('#/components/schemas/'.length);
-      if (!used.has(name)) {
-        used.add(name);
+      if (!seen.has(name)) {
+        seen.add(name);
         visit(schemas[name]);
       }
     }
     for (const child of Object.values(value as Json)) visit(child);
   };
-  visit(doc.paths);
-  visit(components.responses);
-  visit(components.headers);
-  return { ...doc, components: { ...components, schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => used.has(name))) } };
+  roots.forEach(visit);
+  return seen;
 }
