@@ -60,14 +60,17 @@ export function errorBody(ctx: Pick<RequestContext, 'requestId' | 'clientRequest
   return `{"error":${JSON.stringify(error)},"meta":${metaJson(ctx.requestId, ctx.clientRequestId)}}`;
 }
 
-/** Headers every response carries: X-Request-Id and, for an authenticated request, the remaining budget. */
+/** Headers every response carries: X-Request-Id and, for an authenticated request, the budget (remaining, limit, reset). */
 export function baseHeaders(ctx: RequestContext, contentType: string | null): Record<string, string> {
   const headers: Record<string, string> = { 'x-request-id': ctx.requestId };
   if (contentType) headers['content-type'] = contentType;
   const cred = ctx.credential;
   if (cred) {
-    const remaining = ctx.budget ? ctx.budget.remaining : ctx.engine.credentials.budget(cred).remaining;
-    headers['x-service-requests-remaining'] = String(remaining);
+    const budget = ctx.budget ?? ctx.engine.credentials.budget(cred);
+    headers['x-service-requests-remaining'] = String(budget.remaining);
+    // The IETF draft's names for the same budget (declared on every 2XX/4XX in the OpenAPI document).
+    headers['ratelimit-limit'] = String(budget.limit);
+    headers['ratelimit-reset'] = String(Math.max(0, Math.ceil((budget.windowEnd - ctx.engine.deps.clock.now()) / 1000)));
   }
   return headers;
 }

@@ -36,6 +36,14 @@ const headers: Record<string, Json> = {
     description: "Authenticated responses: what is left of the credential's request budget in the current window.",
     schema: { type: 'integer', minimum: 0, maximum: 10000 },
   },
+  RateLimitLimit: {
+    description: "The credential's request budget per window (the IETF draft's RateLimit header fields). Sent on every answer to a request whose credential is known; X-Service-Requests-Remaining says what is left.",
+    schema: { type: 'integer', minimum: 1, maximum: 10000 },
+  },
+  RateLimitReset: {
+    description: 'Seconds until the budget window ends and the budget is whole again; sent with RateLimit-Limit.',
+    schema: { type: 'integer', minimum: 0, maximum: 2147483647 },
+  },
   ResearchRunsRemaining: {
     description: 'Authenticated responses, when known: research runs left.',
     schema: { type: 'integer', minimum: 0 },
@@ -262,9 +270,35 @@ function buildPaths(operations: readonly AnyOperation[]): { paths: Json; schemas
   return { paths: resolveInline(paths, inline) as Json, schemas };
 }
 
+/**
+ * Every 2XX and 4XX answer of the published paths declares RateLimit-Limit and RateLimit-Reset, so a
+ * client sees the rate limit where it meets it (OWASP API4:2023, rate limiting). The server sends
+ * them on every answer to a request whose credential is known (src/api/envelope.ts baseHeaders).
+ */
+function withRateLimitHeaders(doc: Json): Json {
+  const out = structuredClone(doc);
+  const responses = ((out.components as Json).responses ?? {}) as Record<string, Json>;
+  const declare = (response: Json | undefined) => {
+    if (response === undefined) return;
+    const h = (response.headers ??= {}) as Json;
+    h['RateLimit-Limit'] ??= hdr('RateLimitLimit');
+    h['RateLimit-Reset'] ??= hdr('RateLimitReset');
+  };
+  for (const item of Object.values((out.paths ?? {}) as Record<string, Json>)) {
+    for (const op of Object.values(item) as Json[]) {
+      for (const [code, response] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
+        if (!/^[24]/.test(code)) continue;
+        const ref = response.$ref;
+        declare(typeof ref === 'string' && ref.startsWith('#/components/responses/') ? responses[ref.slice('#/components/responses/'.length)] : response);
+      }
+    }
+  }
+  return out;
+}
+
 function build(operations: readonly AnyOperation[]): Json {
   const built = buildPaths(operations.filter((op) => op.audience === 'public'));
-  return withoutUnusedSchemas(withMessageBounds(withImpliedBounds({
+  return withRateLimitHeaders(withoutUnusedSchemas(withMessageBounds(withImpliedBounds({
     openapi: '3.1.0',
     info: {
       title: 'knowledge-workspace',
@@ -303,7 +337,7 @@ function build(operations: readonly AnyOperation[]): Json {
       headers,
       responses,
     },
-  })));
+  }))));
 }
 
 function deepFreeze<T>(value: T): T {
