@@ -215,6 +215,21 @@ docs('GET with a bad format is 400; an unknown or malformed ref is 404; 401 with
   assertError(await s.req('/api/v1/documents/not-a-ref', { token: alice }), 404, 'NOT_FOUND');
 });
 
+docs('authenticated answers carry the budget under the IETF draft names too: RateLimit-Limit and RateLimit-Reset beside X-Service-Requests-Remaining, on 2XX and 4XX alike', async ({ s, alice }) => {
+  const ok = await s.req('/api/v1/auth', { token: alice });
+  const limit = ok.json.data.budgets.request.limit as number;
+  const windowMs = ok.json.data.budgets.request.windowMs as number;
+  for (const r of [ok, await s.req('/api/v1/documents/sdoc_000000000000000000000000000000000000000000000000', { token: alice })]) {
+    assert.ok([200, 404].includes(r.status));
+    assert.is(Number(r.headers['ratelimit-limit']), limit);
+    const reset = Number(r.headers['ratelimit-reset']);
+    assert.ok(Number.isInteger(reset) && reset >= 0 && reset <= Math.ceil(windowMs / 1000), `RateLimit-Reset ${reset}`);
+    assert.match(String(r.headers['x-service-requests-remaining']), /^\d+$/);
+  }
+  const anonymous = await s.req('/api/v1/auth', {});
+  assert.is(anonymous.headers['ratelimit-limit'], undefined, 'no credential, no budget to name');
+});
+
 docs('If-None-Match: 304 with an empty body, Service-Revision and ETag, charged like any request; another representation or revision answers 200', async ({ s, alice }) => {
   const created = await create(s, alice, 'Conditional');
   const ref = created.json.data.documentRef;
