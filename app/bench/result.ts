@@ -31,7 +31,7 @@ export interface BenchResult {
   durationS: number;
   throughput: number;
   latencyMs: Percentiles;
-  operations: Record<string, { count: number; throughput: number; latencyMs: Percentiles; errors: number; meanMs: number; meanBytes: number }>;
+  operations: Measured['operations'];
   errors: Record<string, number>;
   stale: number;
   requestsPerSuccess: number;
