@@ -58,7 +58,9 @@ export function startLowdbProcess(data: string, operatorKey: string = randomByte
  * runs (the bench compares two).
  */
 async function startOne(storage: string[], operatorKey: string, seed: boolean, extra: string[], from: string): Promise<ServerProcess> {
-  const args = ['--import', 'tsx', 'app/cli.ts', 'serve', ...storage, '--port', '0', '--json', '--quiet', '--seed', seed ? 'demo' : 'none', ...extra];
+  // KW_BENCH_SERVE_NODE_ARGS: node options for every child (e.g. `--cpu-prof --cpu-prof-dir=DIR`, which NODE_OPTIONS refuses).
+  const nodeArgs = (process.env.KW_BENCH_SERVE_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const args = [...nodeArgs, '--import', 'tsx', 'app/cli.ts', 'serve', ...storage, '--port', '0', '--json', '--quiet', '--seed', seed ? 'demo' : 'none', ...extra];
   const child = spawn(process.execPath, args, { cwd: from, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, KW_OPERATOR_KEY: operatorKey } });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

@@ -16,7 +16,8 @@
  *   edit-shaped batches on 1-3 storages, different documents and one hot document, each committer
  *   on one storage, serialised per document within a storage as the engine's keyed lock does
  *   (requests per edit: commit attempts per success).
- * KW_BENCH_SECONDS sets the time per case (default 8).
+ * KW_BENCH_SECONDS sets the time per case (default 8); KW_BENCH_PG_CASES=REGEX runs only the `kw serve`
+ * cases whose name matches (e.g. `3 processes, different`).
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -311,6 +312,8 @@ export async function runPostgresBench(): Promise<void> {
   console.log(`\npgbench -N, 8 clients, ${SECONDS} s: ${base ? `${base.tps.toFixed(0)} tps (latency ${base.latencyMs.toFixed(2)} ms)` : 'not available'}`);
   const rows: string[][] = [['case', 'checkout', 'edits/s', 'vs pgbench', 'p50 ms', 'p99 ms', 'requests per edit', 'transactions per edit', 'server CPU ms per edit']];
   if (base) rows.push(['pgbench -N (8 clients)', '', base.tps.toFixed(0), 'baseline', base.latencyMs.toFixed(2), '', '', '1.00', '']);
+  const only = process.env.KW_BENCH_PG_CASES === undefined ? null : new RegExp(process.env.KW_BENCH_PG_CASES);
+  const wanted = (name: string) => only === null || only.test(name);
   const push = (row: string[]) => {
     rows.push(row);
     console.log(row.join(' | '));
@@ -322,14 +325,16 @@ export async function runPostgresBench(): Promise<void> {
     // The engine's own ceiling on this machine: the same loads on memory storage, no database.
     for (const c of checkouts) {
       const setup = c.root === undefined ? {} : { root: c.root };
-      push(rowOf(`1 process, memory storage, different documents (${WRITERS} writers)`, c.label, await editCase(1, false, true, setup), base));
-      push(rowOf(`1 process, memory storage, one hot document (${WRITERS} writers)`, c.label, await editCase(1, true, true, setup), base));
+      for (const hot of [false, true]) {
+        const name = `1 process, memory storage, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} writers)`;
+        if (wanted(name)) push(rowOf(name, c.label, await editCase(1, hot, true, setup), base));
+      }
     }
     for (const hot of [false, true]) {
       for (const n of [1, 3]) {
         for (const c of checkouts) {
           const name = `${n} process${n > 1 ? 'es' : ''}, ${hot ? 'one hot document' : 'different documents'} (${WRITERS} writers)`;
-          push(rowOf(name, c.label, await editCase(n, hot, false, c.root === undefined ? {} : { root: c.root }), base));
+          if (wanted(name)) push(rowOf(name, c.label, await editCase(n, hot, false, c.root === undefined ? {} : { root: c.root }), base));
         }
       }
     }
@@ -341,6 +346,7 @@ export async function runPostgresBench(): Promise<void> {
         for (const n of [1, 3]) {
           for (const c of checkouts) {
             const name = `${n} process${n > 1 ? 'es' : ''} through PgBouncer (transaction pooling), different documents (${WRITERS} writers)`;
+            if (!wanted(name)) continue;
             try {
               push(rowOf(name, c.label, await editCase(n, false, false, { ...(c.root === undefined ? {} : { root: c.root }), bouncer, listenDirect: c.listenFlag }), base));
             } catch (error) {

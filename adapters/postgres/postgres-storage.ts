@@ -313,18 +313,40 @@ function oneStatement(prepared: PreparedOp[], wire: string[]): { text: string; p
   return { text: `WITH ${ctes.join(',\n')} SELECT seq FROM seq`, params };
 }
 
+/** A commit's notification waiting to be sent: its change seq and its topics as they travel. */
+interface Note {
+  seq: number;
+  wire: readonly string[];
+}
+
+/** Takes of one counter waiting for the next side statement, with their waiters in arrival order. */
+interface TakeGroup {
+  collection: string;
+  key: string;
+  windowStart: number;
+  limit: number;
+  waiters: { resolve: (taken: CountTaken) => void; reject: (error: unknown) => void }[];
+}
+
 /**
- * The NOTIFY of committed batches' topics, sent after their COMMITs in a statement of its own:
- * the batches that committed while the previous NOTIFY was on its way go together in the next one,
- * so under load a commit costs a fraction of a notify transaction (none is delayed to wait for others).
- * @remarks A transaction that NOTIFYs holds PostgreSQL's database-wide notify lock from before its
- * commit record until it is flushed, so notifying write transactions commit one WAL flush at a time
- * (no group commit): measured 398 vs 3126 tps with 8 pgbench clients. The write commits without
- * it (durably, `synchronous_commit` untouched); this notify-only transaction writes no data, so it
- * does not wait for its own WAL flush. Its seq was taken by the write: should the notify be lost
- * (a crash in between), the fallback poll sees the gap and resyncs.
+ * The side statement: the budget takes and the NOTIFYs of committed batches that waited while the
+ * previous side statement was on its way, together in one transaction that does not wait for its WAL
+ * flush (`synchronous_commit` off, transaction-local), so under load a request's charge and an
+ * edit's notification each cost a fraction of a transaction, and no write waits for either.
+ * @remarks
+ * - Why the NOTIFY is not in the write's transaction: one that NOTIFYs holds PostgreSQL's
+ *   database-wide notify lock from before its commit record until it is flushed, so notifying write
+ *   transactions commit one WAL flush at a time (no group commit): measured 398 vs 3126 tps with 8
+ *   pgbench clients. The write commits without it (durably); its seq was taken by the write, so a
+ *   lost notification (a crash in between) is a gap the fallback poll sees and resyncs.
+ * - Why a take is not in the write's transaction: its counter row would stay locked through the
+ *   write's WAL flush, so one credential's writes would commit one flush at a time; here it is locked
+ *   for a statement that does not wait for a flush. A crash of the database may forget the takes of
+ *   its last WAL writer interval (well under the second decisions.md allows).
+ * - Counters are taken in key order (`kw_take_count` locks each row), so two processes' side
+ *   statements cannot deadlock on the same two counters.
  */
-function notifyStatement(origin: string, notes: readonly { seq: number; wire: readonly string[] }[]): { text: string; params: unknown[] } {
+function sideStatement(origin: string, groups: readonly TakeGroup[], notes: readonly Note[]): { text: string; params: unknown[] } {
   const seqs: string[] = [];
   const topics: string[] = [];
   for (const note of notes) {
@@ -333,11 +355,28 @@ function notifyStatement(origin: string, notes: readonly { seq: number; wire: re
       topics.push(t);
     }
   }
-  return {
-    text: `WITH async AS (SELECT set_config('synchronous_commit', 'off', true))
-      SELECT count(pg_notify('${CHANGE_CHANNEL}', s || ':' || $1 || ':' || t)) AS sent FROM async, unnest($2::text[], $3::text[]) AS n(s, t)`,
-    params: [origin, seqs, topics],
-  };
+  const ctes = [`async AS (SELECT set_config('synchronous_commit', 'off', true) AS off)`];
+  const params: unknown[] = [];
+  const selects: string[] = [];
+  if (groups.length > 0) {
+    params.push(
+      groups.map((g) => esc(g.collection)),
+      groups.map((g) => esc(g.key)),
+      groups.map((g) => g.windowStart),
+      groups.map((g) => g.limit),
+      groups.map((g) => g.waiters.length),
+    );
+    ctes.push(`t AS (SELECT a.i, r.granted, r.used FROM async, unnest($1::text[], $2::text[], $3::float8[], $4::bigint[], $5::bigint[]) WITH ORDINALITY AS a(c, k, ws, lim, n, i)
+      CROSS JOIN LATERAL kw_take_count(a.c, a.k, a.ws, a.lim, a.n) AS r)`);
+    selects.push(`(SELECT json_agg(json_build_array(t.i, t.granted, t.used) ORDER BY t.i) FROM t)::text AS takes`);
+  }
+  if (topics.length > 0) {
+    const at = params.length;
+    params.push(origin, seqs, topics);
+    ctes.push(`n AS (SELECT count(pg_notify('${CHANGE_CHANNEL}', s || ':' || $${at + 1} || ':' || tp)) AS sent FROM async, unnest($${at + 2}::text[], $${at + 3}::text[]) AS q(s, tp))`);
+    selects.push('(SELECT sent FROM n) AS sent');
+  }
+  return { text: `WITH ${ctes.join(',\n')} SELECT ${selects.join(', ')}`, params };
 }
 
 /** Where a commit stood when it failed: before COMMIT was sent nothing is written; during it, the outcome is unknown. */
@@ -446,59 +485,84 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
   }, options.pollMs ?? 5_000);
   poll.unref?.();
 
-  /** Commits waiting for their NOTIFY: sent together, one statement at a time (see {@link notifyStatement}). */
-  let unsent: { seq: number; wire: readonly string[] }[] = [];
-  let notifying = false;
-  function queueNotify(seq: number, wire: readonly string[]): void {
-    unsent.push({ seq, wire });
-    if (notifying) return;
-    notifying = true;
+  /**
+   * The side channel (see {@link sideStatement}): takes and notifications that arrive while a side
+   * statement is on its way go together in the next one. One side statement at a time.
+   */
+  const pendingTakes = new Map<string, TakeGroup>();
+  let unsent: Note[] = [];
+  let siding = false;
+  function kickSide(): void {
+    if (siding) return;
+    siding = true;
     const sending = (async () => {
-      while (unsent.length > 0) {
+      while (pendingTakes.size > 0 || unsent.length > 0) {
+        const groups = [...pendingTakes.values()].sort((x, y) => (x.collection === y.collection ? (x.key < y.key ? -1 : x.key > y.key ? 1 : 0) : x.collection < y.collection ? -1 : 1));
+        pendingTakes.clear();
         const notes = unsent.splice(0, 1_000);
-        const note = notifyStatement(origin, notes);
-        await driver.query(note.text, note.params).catch(() => undefined);
+        await sendSide(groups, notes);
       }
-      notifying = false;
+      siding = false;
     })();
     inflight.add(sending);
     void sending.then(() => inflight.delete(sending));
   }
 
+  /** One side statement; settles its takes' waiters. A failed notification is a gap the poll repairs. */
+  async function sendSide(groups: TakeGroup[], notes: Note[]): Promise<void> {
+    const statement = sideStatement(origin, groups, notes);
+    if (groups.length === 0) {
+      await driver.query(statement.text, statement.params).catch(() => undefined);
+      return;
+    }
+    let rows: { takes: string | null }[];
+    try {
+      rows = (await read(() => retried(() => driver.query<{ takes: string | null }>(statement.text, statement.params)))).rows;
+    } catch (error) {
+      for (const g of groups) for (const w of g.waiters) w.reject(error);
+      // The takes failed, not necessarily the commits they rode with: their notifications go alone.
+      if (notes.length > 0) await sendSide([], notes);
+      return;
+    }
+    const answers = JSON.parse(rows[0]!.takes ?? '[]') as [number, number | string, number | string][];
+    for (const [i, grantedText, usedText] of answers) {
+      const granted = Number(grantedText);
+      const used = Number(usedText);
+      groups[i - 1]!.waiters.forEach((w, j) => w.resolve(j < granted ? { taken: true, used: used - granted + j + 1 } : { taken: false, used }));
+    }
+  }
+
+  /** Runs `run` again after a serialization failure or deadlock (up to 10 tries), as commits are. */
+  async function retried<T>(run: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await run();
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if (!(typeof code === 'string' && RETRY_STATES.has(code) && tries < 10)) throw error;
+        stats.retries++;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * tries));
+      }
+    }
+  }
+
+  function queueNotify(seq: number, wire: readonly string[]): void {
+    unsent.push({ seq, wire });
+    kickSide();
+  }
+
   /**
-   * Takes of one counter waiting while an earlier call for it is on its way: they go together in the
-   * next call (`kw_take_count(…, n)`, one statement), so a credential's concurrent requests share a
-   * round trip. The first `granted` waiters get the counts, in arrival order: exact as one by one.
+   * A take of one counter: waits for the next side statement, which counts all of a counter's
+   * waiting takes at once (`kw_take_count(…, n)`): the first `granted` waiters get the counts, in
+   * arrival order, exact as one by one.
    */
-  const takes = new Map<string, { resolve: (taken: CountTaken) => void; reject: (error: unknown) => void }[]>();
   function takeGrouped(collection: string, key: string, windowStart: number, limit: number): Promise<CountTaken> {
     const group = `${collection.length}:${collection}${key}\u0000${windowStart}\u0000${limit}`;
     return new Promise<CountTaken>((resolve, reject) => {
-      const waiting = takes.get(group);
-      if (waiting !== undefined) {
-        waiting.push({ resolve, reject });
-        return;
-      }
-      const queue = [{ resolve, reject }];
-      takes.set(group, queue);
-      const running = (async () => {
-        while (queue.length > 0) {
-          const batch = queue.splice(0, queue.length);
-          try {
-            const { rows } = await read(() =>
-              driver.query<{ granted: string | number; used: string | number }>('SELECT granted, used FROM kw_take_count($1, $2, $3::float8, $4::bigint, $5::bigint)', [esc(collection), esc(key), windowStart, limit, batch.length]),
-            );
-            const granted = Number(rows[0]!.granted);
-            const used = Number(rows[0]!.used);
-            batch.forEach((w, i) => w.resolve(i < granted ? { taken: true, used: used - granted + i + 1 } : { taken: false, used }));
-          } catch (error) {
-            for (const w of batch) w.reject(error);
-          }
-        }
-        takes.delete(group);
-      })();
-      inflight.add(running);
-      void running.then(() => inflight.delete(running));
+      const waiting = pendingTakes.get(group);
+      if (waiting !== undefined) waiting.waiters.push({ resolve, reject });
+      else pendingTakes.set(group, { collection, key, windowStart, limit, waiters: [{ resolve, reject }] });
+      kickSide();
     });
   }
 
