@@ -39,6 +39,26 @@ export interface StoredUpdate {
   update: Uint8Array;
 }
 
+/** The answer of {@link Storage.loadHeadAndUpdates}. */
+export interface HeadAndUpdates {
+  head: DocumentHead;
+  updates: StoredUpdate[] | null;
+}
+
+/**
+ * {@link Storage.loadHeadAndUpdates} of `storage` when it offers it, else the same from
+ * `getDocumentHead` and `loadUpdates` (two reads; `updates` null when the head moved past a
+ * compaction between them, as for a log that no longer reaches back).
+ */
+export async function loadHeadAndUpdates(storage: Storage, documentRef: string, afterVersion: number): Promise<HeadAndUpdates | null> {
+  if (storage.loadHeadAndUpdates !== undefined) return storage.loadHeadAndUpdates(documentRef, afterVersion);
+  const head = await storage.getDocumentHead(documentRef);
+  if (head === null) return null;
+  const updates = (await storage.loadUpdates(documentRef, afterVersion))?.filter((u) => u.version <= head.version) ?? null;
+  // An append between the two reads is left out; a compaction between them leaves a gap: null.
+  return { head, updates: updates !== null && updates.length === Math.max(0, head.version - afterVersion) ? updates : null };
+}
+
 /** A document as stored: head, snapshot, and the updates after the snapshot in ascending version. */
 export interface StoredDocument {
   head: DocumentHead;
@@ -256,6 +276,14 @@ export interface Storage {
   loadDocument(documentRef: string): Promise<StoredDocument | null>;
   /** Updates with version > afterVersion in ascending order; null if the log no longer reaches back that far. */
   loadUpdates(documentRef: string, afterVersion: number): Promise<StoredUpdate[] | null>;
+  /**
+   * Optional: the head of a document and its updates with version > afterVersion (ascending), read
+   * together (one round trip on a database); `updates` is null when the log no longer reaches back
+   * that far. Null when the document does not exist. A process whose cached document is behind
+   * catches up with it in one read instead of two ({@link Storage.getDocumentHead}, then
+   * {@link Storage.loadUpdates}).
+   */
+  loadHeadAndUpdates?(documentRef: string, afterVersion: number): Promise<HeadAndUpdates | null>;
   /** Heads of one account, newest `updatedAt` first (ties: documentRef descending), strictly after `after`. */
   listDocumentHeads(accountId: string, limit: number, after?: HeadCursor): Promise<DocumentHead[]>;
   getRecord<T = unknown>(collection: string, key: string): Promise<StoredRecord<T> | null>;
@@ -329,4 +357,16 @@ export interface Storage {
    * @returns a function that removes the listener. Throws after `close()`.
    */
   subscribeEphemeral?(channel: string, listener: (payload: Uint8Array) => void, onLost?: () => void): () => void;
+  /**
+   * Optional, for adapters shared by processes: call `listener` with the head and the update of each
+   * document append another process committed, when its change notification could carry them (an
+   * update too large for one is told only to the document's topic listeners). A process keeps its
+   * cached documents current with it instead of reading each one again before its next edit.
+   * @remarks Best effort and after the fact: an append may be missed (a notification lost, a large
+   * update) and arrives after its commit, in commit order per document; a listener applies only an
+   * append that follows what it holds (version + 1, same generation) and reads the store otherwise.
+   * Never called for this process's own commits. Listeners must not throw. Throws after `close()`.
+   * @returns a function that removes the listener.
+   */
+  subscribeAppends?(listener: (head: DocumentHead, update: Uint8Array) => void): () => void;
 }

@@ -94,6 +94,22 @@ export function documentTests(it: RegisterTest): void {
     assert.equal(await versions(7), [8]);
   });
 
+  it('loadHeadAndUpdates(after), when offered, is the head and loadUpdates(after) read together; null for an unknown document', async ({ storage }) => {
+    if (storage.loadHeadAndUpdates === undefined) return;
+    assert.is(await storage.loadHeadAndUpdates('nope', 0), null);
+    await storage.commit([create('doc-1')]);
+    await appendVersions(storage, 'doc-1', 2, 6);
+    for (const after of [0, 1, 3, 6, 9]) {
+      const got = await storage.loadHeadAndUpdates('doc-1', after);
+      assert.equal(got?.head, await storage.getDocumentHead('doc-1'), `head after ${after}`);
+      assert.equal(plainUpdates(got?.updates ?? null), plainUpdates(await storage.loadUpdates('doc-1', after)), `updates after ${after}`);
+    }
+    await storage.commit([compact('doc-1', 4)]);
+    assert.is((await storage.loadHeadAndUpdates('doc-1', 3))?.updates, null, 'the log no longer reaches back to 3');
+    assert.equal((await storage.loadHeadAndUpdates('doc-1', 4))?.updates?.map((u) => u.version), [5, 6]);
+    assert.is((await storage.loadHeadAndUpdates('doc-1', 4))?.head.snapshotVersion, 4);
+  });
+
   it('compact replaces the snapshot, drops updates at or below snapshotVersion, and keeps version and updatedAt', async ({ storage }) => {
     await storage.commit([create('doc-1')]);
     await appendVersions(storage, 'doc-1', 2, 6);

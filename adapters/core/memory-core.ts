@@ -3,7 +3,7 @@
  * per-account head index, record collections with their listings, and streams.
  * @module
  */
-import type { DocumentHead, HeadCursor, RecordPage, StoredDocument, StoredRecord, StoredUpdate, StreamEntry } from '../../src/ports.ts';
+import type { DocumentHead, HeadAndUpdates, HeadCursor, RecordPage, StoredDocument, StoredRecord, StoredUpdate, StreamEntry } from '../../src/ports.ts';
 import type { FactSource } from './batch-validator.ts';
 import { partitionPoint } from './binary-search.ts';
 import type { CollectionView, CoreView, DocumentView, StreamView } from './core-view.ts';
@@ -127,6 +127,12 @@ export class MemoryCore implements FactSource {
     const entry = this.docs.get(documentRef);
     if (entry === undefined || afterVersion < entry.head.snapshotVersion) return null;
     return copyUpdates(entry.updates, firstAfter(entry.updates, afterVersion), entry.updates.length);
+  }
+
+  /** A copy of the head and copies of the updates after `afterVersion` (null: compacted beyond); null when absent. */
+  loadHeadAndUpdates(documentRef: string, afterVersion: number): HeadAndUpdates | null {
+    const head = this.getDocumentHead(documentRef);
+    return head === null ? null : { head, updates: this.loadUpdates(documentRef, afterVersion) };
   }
 
   /** Copies of one account's heads, newest first, strictly after `after`. */

@@ -263,6 +263,7 @@ export async function lowdbStorage(options: LowdbStorageOptions): Promise<LowdbS
     getDocumentHead: (documentRef) => guard(() => core.getDocumentHead(documentRef)),
     loadDocument: (documentRef) => guard(() => core.loadDocument(documentRef)),
     loadUpdates: (documentRef, afterVersion) => guard(() => core.loadUpdates(documentRef, afterVersion)),
+    loadHeadAndUpdates: (documentRef, afterVersion) => guard(() => core.loadHeadAndUpdates(documentRef, afterVersion)),
     listDocumentHeads: (accountId, limit, after) => guard(() => core.listDocumentHeads(accountId, limit, after)),
     getRecord: (collection, key) => guard(() => core.getRecord(collection, key)),
     listRecords: (collection, prefix) => guard(() => core.listRecords(collection, prefix)),

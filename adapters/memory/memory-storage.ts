@@ -63,6 +63,10 @@ export function memoryStorage(): Storage {
       if (closed) return Promise.reject(closedError());
       return Promise.resolve(core.loadUpdates(documentRef, afterVersion));
     },
+    loadHeadAndUpdates(documentRef, afterVersion) {
+      if (closed) return Promise.reject(closedError());
+      return Promise.resolve(core.loadHeadAndUpdates(documentRef, afterVersion));
+    },
     listDocumentHeads(accountId, limit, after) {
       if (closed) return Promise.reject(closedError());
       return Promise.resolve(core.listDocumentHeads(accountId, limit, after));

@@ -4,10 +4,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
+  documentTopic,
   StorageConflictError,
   type BatchOp,
   type CountTaken,
   type DocumentHead,
+  type HeadAndUpdates,
   type HeadCursor,
   type RecordPage,
   type Storage,
@@ -133,6 +135,32 @@ function wireTopic(topic: string): string {
   const escaped = esc(topic);
   if (Buffer.byteLength(escaped) <= MAX_TOPIC_BYTES) return escaped;
   return `#${createHash('sha256').update(topic).digest('hex')}`;
+}
+
+/**
+ * The notification of a document append that carries the append (`@` and JSON: the head's fields,
+ * then the update in base64), or null when it would not fit in one notification.
+ */
+function appendWire(head: DocumentHead, update: Uint8Array): string | null {
+  if (update.byteLength > MAX_TOPIC_BYTES) return null;
+  const wire = `@${JSON.stringify([head.documentRef, head.spaceRef, head.accountId, head.title, head.version, head.snapshotVersion, head.generation, head.contentSha256, head.blockCount, head.createdAt, head.updatedAt, Buffer.from(update.buffer, update.byteOffset, update.byteLength).toString('base64')])}`;
+  return Buffer.byteLength(wire) <= MAX_TOPIC_BYTES ? wire : null;
+}
+
+/** The head and update of an {@link appendWire} notification (null: not one). */
+function appendOf(wire: string): { head: DocumentHead; update: Uint8Array } | null {
+  let f: unknown;
+  try {
+    f = JSON.parse(wire.slice(1));
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(f) || f.length !== 12) return null;
+  const [documentRef, spaceRef, accountId, title, version, snapshotVersion, generation, contentSha256, blockCount, createdAt, updatedAt, update] = f as [string, string, string, string, number, number, number, string, number, number, number, string];
+  return {
+    head: { documentRef, spaceRef, accountId, title, version, snapshotVersion, generation, contentSha256, blockCount, createdAt, updatedAt },
+    update: new Uint8Array(Buffer.from(update, 'base64')),
+  };
 }
 
 function conflict(index: number, op: PreparedOp, reason: string): StorageConflictError {
@@ -426,6 +454,8 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
     throw isConnectionFailure(error) ? unavailable(error) : error;
   }
   const notifier = new ChangeNotifier();
+  /** Listeners of {@link Storage.subscribeAppends}. */
+  const appendListeners = new Set<(head: DocumentHead, update: Uint8Array) => void>();
   /** Long topics by the hash they travel as. */
   const hashed = new Map<string, string>();
   /** This storage's mark in the notifications of its commits (their echo is skipped). */
@@ -451,6 +481,19 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
     // This process's own commits called its listeners right after COMMIT.
     if (payload.slice(first + 1, second) === origin) return;
     const wire = payload.slice(second + 1);
+    if (wire.startsWith('@')) {
+      const append = appendOf(wire);
+      if (append === null) return;
+      for (const listener of appendListeners) {
+        try {
+          listener(append.head, append.update);
+        } catch {
+          // A listener must not throw; one that does is ignored.
+        }
+      }
+      notifier.notifyTopics([documentTopic(append.head.documentRef)]);
+      return;
+    }
     const topic = wire.startsWith('#') ? hashed.get(wire.slice(1)) : unesc(wire);
     if (topic !== undefined) notifier.notifyTopics([topic]);
   }
@@ -637,6 +680,14 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
     if (prepared.length === 0) return;
     const topics = topicsOf(prepared);
     const wire = [...topics].map(wireTopic);
+    // An append's notification carries the append itself, when it fits: other processes holding the
+    // document catch up without reading it (Storage.subscribeAppends).
+    for (const op of prepared) {
+      if (op.kind !== 'document.append') continue;
+      const rich = appendWire(op.head, op.update);
+      const at = rich === null ? -1 : wire.indexOf(wireTopic(documentTopic(op.head.documentRef)));
+      if (at >= 0) wire[at] = rich!;
+    }
     // Independent ops go as one statement; a unique violation there (which op?) reruns op by op.
     let statement = oneStatement(prepared, wire);
     for (let tries = 1; ; tries++) {
@@ -714,6 +765,20 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
         );
         if (rows.length === 0 || afterVersion < Number(rows[0]!.snapshot_version)) return null;
         return updatesOf(rows[0]!.versions, rows[0]!.updates);
+      }),
+
+    loadHeadAndUpdates: (documentRef, afterVersion) =>
+      read(async (): Promise<HeadAndUpdates | null> => {
+        const { rows } = await driver.query(
+          `SELECT ${HEAD_COLUMNS.split(', ').map((c) => `h.${c}`).join(', ')},
+             (SELECT array_agg(u.version ORDER BY u.version) FROM kw_updates u WHERE u.document_ref = h.document_ref AND u.version > $2) AS versions,
+             (SELECT array_agg(u.update ORDER BY u.version) FROM kw_updates u WHERE u.document_ref = h.document_ref AND u.version > $2) AS updates
+           FROM kw_heads h WHERE h.document_ref = $1`,
+          [esc(documentRef), afterVersion],
+        );
+        if (rows.length === 0) return null;
+        const head = headOf(rows[0]!);
+        return { head, updates: afterVersion < head.snapshotVersion ? null : updatesOf(rows[0]!.versions, rows[0]!.updates) };
       }),
 
     listDocumentHeads: (accountId, limit, after?: HeadCursor) =>
@@ -797,6 +862,13 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
       const wire = typeof topic === 'string' ? wireTopic(topic) : '';
       if (wire.startsWith('#')) hashed.set(wire.slice(1), topic);
       return notifier.subscribe(topic, listener);
+    },
+
+    subscribeAppends(listener) {
+      if (closed) throw closedError();
+      const own = (head: DocumentHead, update: Uint8Array) => listener(head, update);
+      appendListeners.add(own);
+      return () => void appendListeners.delete(own);
     },
 
     takeCount: (collection, key, windowStart, limit) => {

@@ -56,4 +56,49 @@ test('a write replayed on the other process is found by its key; a key reused fo
   await b.close();
 });
 
+test("another process's append reaches a process holding the document with its notification: the next edit there reads nothing from the store", async () => {
+  const [sa, sb] = [await open({ pollMs: 60_000 }), await open({ pollMs: 60_000 })];
+  let reads = 0;
+  const counted = sa as unknown as Record<string, (...args: unknown[]) => unknown>;
+  for (const name of ['getDocumentHead', 'loadDocument', 'loadUpdates']) {
+    const original = counted[name]!.bind(sa);
+    counted[name] = (...args: unknown[]) => {
+      reads++;
+      return original(...args);
+    };
+  }
+  const a = createEngine({ storage: sa, ids: seededIds(1) });
+  const b = createEngine({ storage: sb, ids: seededIds(2) });
+  const { ref, revision } = await newDocument(a, alice);
+  const v2 = (await mutate(a, alice, ref, revision, para('from a'))).document.revision; // a holds v2
+  let v3: string | undefined;
+  for (let i = 0; i < 3; i++) {
+    // b moves the document on; a takes each append from the notification (the listener below is
+    // called after the engine's, in the order they subscribed).
+    const told = new Promise<void>((resolve) => {
+      const off = sa.subscribeAppends!((h) => {
+        if (h.version === 3 + i) {
+          off();
+          resolve();
+        }
+      });
+    });
+    v3 = (await mutate(b, alice, ref, v3 ?? v2, para(`from b ${i}`))).document.revision;
+    await told;
+  }
+  reads = 0;
+  const commits = sa.stats().commits;
+  assert.is((await errorOf(mutate(a, alice, ref, v2, para('stale on a')))).code, 'PRECONDITION_FAILED', 'a knows v5 already: 412');
+  assert.is(sa.stats().commits, commits, 'the stale write was refused without a commit');
+  const applied = await mutate(a, alice, ref, v3!, para('on a after b'));
+  assert.is(applied.receipt.resultingVersion, 6);
+  assert.is(reads, 0, 'neither the head nor the log was read');
+  const text = JSON.stringify(await b.documents.read(alice, ref, 'markdown'));
+  for (const t of ['from a', 'from b 0', 'from b 1', 'from b 2', 'on a after b']) assert.ok(text.includes(t), t);
+  assert.ok(!text.includes('stale on a'));
+  assert.equal(await a.documents.read(alice, ref, 'markdown'), await b.documents.read(alice, ref, 'markdown'), 'both processes read the same version');
+  await a.close();
+  await b.close();
+});
+
 test.run();

@@ -9,7 +9,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isStorageConflict, StorageConflictError, type BatchOp } from '../../src/ports.ts';
-import { append, bytes, create, put } from '../conformance/fixtures.ts';
+import { ALL_BYTES, append, bytes, create, eventually, head, put } from '../conformance/fixtures.ts';
+import { documentTopic, type DocumentHead } from '../../src/ports.ts';
 import { storageHome, suiteStorages } from './postgres-kit.ts';
 import { postgresStorage, type PostgresStorage } from './postgres-storage.ts';
 
@@ -154,6 +155,30 @@ test('exclusive holds a transaction-scoped lock: another storage waits meanwhile
   assert.is(await other.exclusive('seed', async () => 'again'), 'again', 'a failed section released the lock');
   const { rows } = await s.sql.query<{ n: string }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())");
   assert.is(Number(rows[0]!.n), 0, 'no advisory lock stays held by an idle connection');
+});
+
+test("an append is told to the other storage's subscribeAppends with its head and update; one too large for a notification only to the document's topic", async () => {
+  const [a, b] = [await open(), await open()];
+  const told: { head: DocumentHead; update: Uint8Array }[] = [];
+  let topicCalls = 0;
+  const offAppends = b.subscribeAppends!((h, update) => told.push({ head: h, update }));
+  b.subscribe(documentTopic('doc_told'), () => topicCalls++);
+  const ownTold: number[] = [];
+  a.subscribeAppends!((h) => ownTold.push(h.version));
+  await a.commit([create('doc_told')]);
+  const title = 'Ein Titel mit \u00fc und \u0000 und "Anführungszeichen"';
+  await a.commit([append('doc_told', 2, { title, updatedAt: 1_700_000_000_123, contentSha256: 'ab'.repeat(32), blockCount: 7 }, ALL_BYTES.subarray(0, 600)), put('idempotency', 'k1', { v: 1 }, null)]);
+  await eventually(() => told.length === 1 && topicCalls >= 2, 'the append reaches the other storage');
+  assert.equal(told[0]!.head, head('doc_told', 2, { title, updatedAt: 1_700_000_000_123, contentSha256: 'ab'.repeat(32), blockCount: 7 }), 'the head as committed, every field');
+  assert.equal([...told[0]!.update], [...ALL_BYTES.subarray(0, 600)], 'the update byte for byte');
+  await a.commit([append('doc_told', 3, {}, ALL_BYTES.subarray(0, 9_000))]);
+  await eventually(() => topicCalls >= 3, 'the large append reaches the topic listener');
+  assert.is(told.length, 1, 'a 9,000-byte update does not travel in a notification');
+  offAppends();
+  await a.commit([append('doc_told', 4)]);
+  await eventually(() => topicCalls >= 4, 'the next append is told');
+  assert.is(told.length, 1, 'a removed listener is not called');
+  assert.equal(ownTold, [], "a storage's own commits are not told to its own listeners");
 });
 
 test.run();

@@ -12,13 +12,14 @@
  * @module
  */
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { StorageConflictError, type Storage } from '../../src/ports.ts';
+import { loadHeadAndUpdates, StorageConflictError, type Storage } from '../../src/ports.ts';
 import { takeCountByRevision } from '../core/take-count.ts';
 
 const METHODS = [
   'getDocumentHead',
   'loadDocument',
   'loadUpdates',
+  'loadHeadAndUpdates',
   'listDocumentHeads',
   'getRecord',
   'listRecords',
@@ -61,7 +62,9 @@ export function serveStorage(storage: Storage): StorageServer {
           subscriptions.delete(message.topic);
         } else if (message.t === 'call' && METHOD_SET.has(message.method)) {
           const run =
-            message.method === 'takeCount' && storage.takeCount === undefined
+            message.method === 'loadHeadAndUpdates'
+              ? loadHeadAndUpdates(storage, ...(message.args as [string, number]))
+              : message.method === 'takeCount' && storage.takeCount === undefined
               ? takeCountByRevision(storage, ...(message.args as [string, string, number, number]))
               : (storage[message.method] as (...args: unknown[]) => Promise<unknown>).apply(storage, message.args);
           run.then(

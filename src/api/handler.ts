@@ -252,20 +252,53 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
       if (missing !== null) throw new ServiceError('FORBIDDEN', `This credential lacks the scope ${missing}; use a token created with it.`);
     }
 
+    let charging: void | Promise<void> = undefined;
     if (op.charge === 'before') {
-      const charging = ctx.charge();
-      if (charging) await charging;
+      charging = ctx.charge();
+      // A read changes nothing, so on a storage that charges with a round trip (several processes)
+      // it runs beside the charge; a spent budget still answers 429 in place of whatever it answers.
+      if (charging && op.method !== 'GET') {
+        await charging;
+        charging = undefined;
+      }
     }
+    if (charging) return besideCharge(charging, async () => binding.run(ctx, readInput(request, op, binding, match.params, query, headers, path)));
+    return binding.run(ctx, readInput(request, op, binding, match.params, query, headers, path));
+  }
 
+  /** The operation's input, checked: size, parameters, JSON body or byte stream. */
+  function readInput(request: PlainRequest, op: AnyOperation, binding: AnyBinding, params: Record<string, string>, query: string, headers: PlainRequest['headers'], path: string) {
     const limit = op.input.bytes?.maxBytes ?? MAX_REQUEST_BODY;
     if (request.bodyTooLarge === true || (request.body !== null && request.body.byteLength > limit)) {
       const shown = limit === MAX_REQUEST_BODY ? '256 KB' : `${limit} bytes`;
       throw invalid(`The request body exceeds the limit of ${shown}.`, [{ field: '$', message: `must be at most ${limit} bytes` }]);
     }
-    const input = readers.get(binding)!(match.params, query, headers, path);
+    const input = readers.get(binding)!(params, query, headers, path);
     if (op.input.body) (input as unknown as { body: unknown }).body = parseJsonBody(request);
     else if (op.input.bytes) (input as unknown as { bytes: AsyncIterable<Uint8Array> }).bytes = limitedBytes(request, op.input.bytes.maxBytes);
-    return binding.run(ctx, input);
+    return input;
+  }
+
+  /**
+   * A read run while its charge is on its way (see the caller): the charge's refusal wins over
+   * whatever the read answers or throws.
+   */
+  async function besideCharge(charging: Promise<void>, read: () => Promise<PlainResponse>): Promise<PlainResponse> {
+    charging.catch(() => {}); // awaited below, after the read: not an unhandled rejection meanwhile
+    let response: PlainResponse;
+    try {
+      response = await read();
+    } catch (error) {
+      await charging;
+      throw error;
+    }
+    try {
+      await charging;
+    } catch (refused) {
+      await response.stream?.[Symbol.asyncIterator]().return?.();
+      throw refused;
+    }
+    return response;
   }
 
   /** The edge's own headers: nosniff on JSON, no-store on private answers, no framing of HTML. */

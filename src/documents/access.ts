@@ -6,7 +6,7 @@
 import type { Actor } from '../deps.ts';
 import { notFound } from '../errors.ts';
 import { Patterns } from '../ids.ts';
-import type { DocumentHead, Storage } from '../ports.ts';
+import { loadHeadAndUpdates, type DocumentHead, type HeadAndUpdates, type Storage } from '../ports.ts';
 
 /** True when `head` exists and lies inside the actor's boundary. */
 export function visibleTo(actor: Actor, head: DocumentHead | null): head is DocumentHead {
@@ -24,4 +24,15 @@ export function visibleHead(storage: Storage, actor: Actor, documentRef: string)
     if (!visibleTo(actor, head)) throw notFound('The document');
     return head;
   });
+}
+
+/**
+ * {@link visibleHead} and the updates logged after `afterVersion`, in one read where the storage
+ * offers it (see Storage.loadHeadAndUpdates).
+ */
+export async function visibleHeadAndUpdates(storage: Storage, actor: Actor, documentRef: string, afterVersion: number): Promise<HeadAndUpdates> {
+  if (!Patterns.documentRef.test(documentRef)) throw notFound('The document');
+  const got = await loadHeadAndUpdates(storage, documentRef, afterVersion);
+  if (got === null || !visibleTo(actor, got.head)) throw notFound('The document');
+  return got;
 }

@@ -6,7 +6,7 @@
 import { BlockTree } from '../blocks/tree.ts';
 import type { Actor } from '../deps.ts';
 import { notFound } from '../errors.ts';
-import type { DocumentHead, Storage } from '../ports.ts';
+import type { DocumentHead, Storage, StoredUpdate } from '../ports.ts';
 import { visibleHead, visibleTo } from './access.ts';
 import { keepVersion, recentVersions, type RecentVersions, type VersionContent } from './content.ts';
 import type { DocumentView, FlatBlock, MarkdownLoss } from './types.ts';
@@ -36,11 +36,21 @@ export interface Loaded {
   href?: string;
   /** The Service-Revision of `head`, when computed for its version. */
   revision?: { version: number; text: string };
+  /**
+   * Appends other processes committed after `head`, told by the storage ({@link DocumentCache.offer})
+   * and not applied yet: applied on the next use of the entry, when no mutation of this process has
+   * its tree ahead of `head`. `head` is the last one's.
+   */
+  pending: { head: DocumentHead; updates: Uint8Array[]; bytes: number } | null;
 }
+
+/** At most this many appends wait in {@link Loaded.pending}; later ones are read from storage when needed. */
+const MAX_PENDING = 256;
+const MAX_PENDING_BYTES = 1024 * 1024;
 
 /** A fresh cache entry for a tree at `head`. */
 export function newLoaded(head: DocumentHead, tree: BlockTree, logCount: number, logBytes: number, snapshotBytes: number): Loaded {
-  return { head, tree, previousUpdatedAt: head.updatedAt, logCount, logBytes, snapshotBytes, content: null, recent: recentVersions(), view: null, blocks: null, markdown: null };
+  return { head, tree, previousUpdatedAt: head.updatedAt, logCount, logBytes, snapshotBytes, content: null, recent: recentVersions(), view: null, blocks: null, markdown: null, pending: null };
 }
 
 /** Move a cache entry to a later version (its representations are rebuilt on the next read). */
@@ -62,7 +72,54 @@ export class DocumentCache {
   constructor(
     private readonly storage: Storage,
     private readonly size: number,
+    /** True while a mutation of this process holds the document (its tree may be ahead of its head). */
+    private readonly busy: (ref: string) => boolean = () => false,
   ) {}
+
+  /**
+   * Take an append another process committed (Storage.subscribeAppends): kept on the entry when it
+   * follows what the entry holds (version + 1, same generation), applied on the entry's next use.
+   * @remarks Costs nothing for a document this process does not hold, and a copy of the update for
+   * one it holds; the tree work is done only if the document is used here again.
+   */
+  offer(head: DocumentHead, update: Uint8Array): void {
+    const cached = this.entries.get(head.documentRef);
+    if (cached === undefined) return;
+    const pending = cached.pending;
+    const at = pending?.head ?? cached.head;
+    if (head.generation !== at.generation || head.version !== at.version + 1) return;
+    if (pending === null) cached.pending = { head, updates: [update], bytes: update.byteLength };
+    else if (pending.updates.length < MAX_PENDING && pending.bytes + update.byteLength <= MAX_PENDING_BYTES) {
+      pending.head = head;
+      pending.updates.push(update);
+      pending.bytes += update.byteLength;
+    }
+  }
+
+  /** The head of `loaded` with the appends waiting on it (see {@link offer}). */
+  latestHead(loaded: Loaded): DocumentHead {
+    return loaded.pending?.head ?? loaded.head;
+  }
+
+  /**
+   * Apply the appends waiting on the entry of `ref`. The caller holds the document's lock, or
+   * nobody does (a mutation's tree may be ahead of its head until its commit).
+   * @returns false when they did not apply (the entry is dropped: storage is the truth).
+   */
+  settle(ref: string): boolean {
+    const cached = this.entries.get(ref);
+    const pending = cached?.pending;
+    if (cached === undefined || pending === null || pending === undefined) return true;
+    cached.pending = null;
+    try {
+      cached.tree.catchUp(pending.updates);
+    } catch {
+      this.drop(ref);
+      return false;
+    }
+    advance(cached, pending.head, pending.updates.length, pending.bytes);
+    return true;
+  }
 
   /** The entry of `ref`, without touching its recency. */
   peek(ref: string): Loaded | undefined {
@@ -104,6 +161,7 @@ export class DocumentCache {
    * process rebuilt the document, and updates made against either doc do not apply to the other.
    */
   cachedAt(ref: string, head: DocumentHead): Loaded | null {
+    if (this.entries.get(ref)?.pending && !this.busy(ref)) this.settle(ref);
     const cached = this.entries.get(ref);
     if (cached === undefined || cached.head.version < head.version || cached.head.generation < head.generation) return null;
     this.remember(ref, cached);
@@ -116,11 +174,16 @@ export class DocumentCache {
    * @remarks A rebuild writes its snapshot at the stored version and drops the log up to it, so an
    * update of a newer generation is never logged right after a version this tree is at: a head of
    * the cached generation that is ahead of it is caught up with updates of that generation only.
+   * `read`: updates read together with `head` (Storage.loadHeadAndUpdates), used when they reach
+   * back to the cached version.
    */
-  async loadAt(actor: Actor, ref: string, head: DocumentHead): Promise<Loaded> {
+  async loadAt(actor: Actor, ref: string, head: DocumentHead, read: StoredUpdate[] | null = null): Promise<Loaded> {
+    if (this.entries.get(ref)?.pending && !this.busy(ref)) this.settle(ref);
     const cached = this.entries.get(ref);
     if (cached && cached.head.version < head.version && cached.head.generation === head.generation) {
-      const updates = await this.storage.loadUpdates(ref, cached.head.version);
+      // The updates read with the head (when they reach back to the cached version), else read now.
+      const from = read?.findIndex((u) => u.version === cached.head.version + 1) ?? -1;
+      const updates = from >= 0 ? read!.slice(from) : await this.storage.loadUpdates(ref, cached.head.version);
       const current = this.entries.get(ref) === cached && cached.head.version < head.version && cached.head.generation === head.generation;
       if (updates && current && updates.length === head.version - cached.head.version) {
         cached.tree.catchUp(updates.map((u) => u.update));

@@ -4,7 +4,7 @@
  */
 import type { Actor } from '../deps.ts';
 import { ServiceError, conflict, invalid } from '../errors.ts';
-import { freezeRecordValue, isStorageConflict, type DocumentHead } from '../ports.ts';
+import { freezeRecordValue, isStorageConflict, type DocumentHead, type StoredUpdate } from '../ports.ts';
 import { advance } from './cache.ts';
 import { VersionContent } from './content.ts';
 import type { DocumentsContext } from './context.ts';
@@ -60,6 +60,8 @@ export interface MutationJobBase {
   documentRef: string;
   /** The head read after the request arrived. */
   head: DocumentHead;
+  /** Updates read together with `head`, up to it (null: none read). */
+  updates?: StoredUpdate[] | null;
   ifRevision: string;
   scope: string;
   fingerprint: string;
@@ -85,7 +87,8 @@ export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Pr
 export async function applyMutation(ctx: DocumentsContext, job: MutationJob): Promise<MutationOutcome | null> {
   const { deps, cache } = ctx;
   const { actor, documentRef, head, ifRevision, mutation, scope, fingerprint } = job;
-  const loaded = cache.cachedAt(documentRef, head) ?? (await cache.loadAt(actor, documentRef, head));
+  cache.settle(documentRef); // this mutation holds the document's lock: nothing of this process is ahead
+  const loaded = cache.cachedAt(documentRef, head) ?? (await cache.loadAt(actor, documentRef, head, job.updates ?? null));
   if (ifRevision !== currentRevision(loaded)) throw staleRevision(loaded.head.version);
   const plan = mutation === null ? job.planner!(loaded.tree) : planMutation(loaded.tree, mutation, deps.refs.blockId);
   if (mutation === null && plan.writes.length === 0) return null;

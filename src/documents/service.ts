@@ -7,8 +7,8 @@ import type { Actor, EngineDeps } from '../deps.ts';
 import { ServiceError, isServiceError } from '../errors.ts';
 import { IdempotencyStore, replayedReceipt, requireIdempotencyKey, writeScope, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { parseOrThrow } from '../validation.ts';
-import { visibleHead, visibleTo } from './access.ts';
-import { isStorageConflict, type DocumentHead } from '../ports.ts';
+import { visibleHead, visibleHeadAndUpdates, visibleTo } from './access.ts';
+import { isStorageConflict, type DocumentHead, type StoredUpdate } from '../ports.ts';
 import { DocumentCache, type Loaded } from './cache.ts';
 import { Compactor } from './compaction.ts';
 import type { DocumentsContext } from './context.ts';
@@ -59,8 +59,12 @@ export interface DocumentsServiceImpl extends DocumentsService {
 
 /** Create the documents service over the engine's dependencies. */
 export function createDocumentsService(deps: EngineDeps, options: DocumentsOptions = {}): DocumentsServiceImpl {
-  const cache = new DocumentCache(deps.storage, options.cacheSize ?? 256);
   const locks = new KeyedLock();
+  const cache = new DocumentCache(deps.storage, options.cacheSize ?? 256, (ref) => locks.busy(ref));
+  // Appends of other processes sharing the storage, carried by their notifications: a cached
+  // document takes them (applied on its next use), so this process's next edit of it starts from its
+  // cache instead of reading the head and the log (one round trip each).
+  deps.storage.subscribeAppends?.((head, update) => cache.offer(head, update));
   const idem = options.idempotency ?? new IdempotencyStore(deps.storage, deps.clock, { retentionMs: options.idempotencyRetentionMs, onError: deps.reportError });
   // Folded stretches of logs are kept as long as the receipts that may ask for their versions' hashes.
   const history = new FoldedHistory(deps.storage, deps.clock, idem.retentionMs, deps.reportError);
@@ -78,8 +82,11 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
    * it and loads again. Everything after the load is synchronous, so nothing interleaves.
    */
   async function committed<T>(actor: Actor, documentRef: string, read: (loaded: Loaded) => T): Promise<T> {
-    const loaded = await cache.load(actor, documentRef);
-    if (locks.busy(documentRef)) return locks.run(documentRef, async () => read(await cache.load(actor, documentRef)));
+    const head = await visibleHead(deps.storage, actor, documentRef);
+    const loaded = cache.cachedAt(documentRef, head) ?? (await cache.loadAt(actor, documentRef, head));
+    // After the wait the cached document holds every commit up to `head` (read after the request
+    // arrived) or later ones of this process; a mutation that failed dropped it (then it is loaded).
+    if (locks.busy(documentRef)) return locks.run(documentRef, async () => read(cache.cachedAt(documentRef, head) ?? (await cache.loadAt(actor, documentRef, head))));
     return read(loaded);
   }
 
@@ -95,10 +102,22 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
   function cachedHeadFor(actor: Actor, documentRef: string, ifRevision: string): DocumentHead | null {
     if (!shared) return null;
     const cached = cache.peek(documentRef);
-    if (cached === undefined || !visibleTo(actor, cached.head)) return null;
+    if (cached === undefined) return null;
+    const head = cache.latestHead(cached);
+    if (!visibleTo(actor, head)) return null;
     const dot = ifRevision.lastIndexOf('.');
     const sameDocument = ifRevision.slice(0, dot) === revisionOf(documentRef, 0).slice(0, -2);
-    return !sameDocument || Number(ifRevision.slice(dot + 1)) <= cached.head.version ? cached.head : null;
+    return !sameDocument || Number(ifRevision.slice(dot + 1)) <= head.version ? head : null;
+  }
+
+  /**
+   * The stored head a mutation starts from, and — when this process holds the document at an older
+   * version of a storage shared by processes — the updates since, read with it (one round trip).
+   */
+  async function headToApplyAt(actor: Actor, documentRef: string): Promise<{ head: DocumentHead; updates: StoredUpdate[] | null }> {
+    const cached = shared ? cache.peek(documentRef) : undefined;
+    if (cached === undefined) return { head: await visibleHead(deps.storage, actor, documentRef), updates: null };
+    return visibleHeadAndUpdates(deps.storage, actor, documentRef, cache.latestHead(cached).version);
   }
 
   const committedView = (actor: Actor, documentRef: string): Promise<DocumentView> =>
@@ -148,10 +167,10 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const body = validateMutation(input.body);
       // Boundary first: a key must not reveal anything about documents outside it.
       const cachedHead = cachedHeadFor(actor, documentRef, ifRevision);
-      const head = cachedHead ?? (await visibleHead(deps.storage, actor, documentRef));
+      const { head, updates } = cachedHead !== null ? { head: cachedHead, updates: null } : await headToApplyAt(actor, documentRef);
       const scope = writeScope('document.mutate', actor.accountId, key);
       const fingerprint = deps.sha256(`mutation\n${documentRef}\n${ifRevision}\n${requestJson(body)}`);
-      const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint };
+      const job: MutationJob = { actor, documentRef, head, ifRevision, mutation: body.mutation, scope, fingerprint, updates };
       const apply = () =>
         locks.run(documentRef, () => applyMutation(ctx, job)).catch(async (error: unknown) => {
           // Started from the cached head, and another process wrote the document since (or rebuilt it):
