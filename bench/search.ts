@@ -9,7 +9,7 @@ import { memoryStorage } from '../adapters/memory/index.ts';
 import type { Actor } from '../src/deps.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 import { seededIds } from '../src/ids.ts';
-import { Collections, type GraphRecord } from '../src/knowledge/records.ts';
+import { KnowledgeCollections, type GraphRecord } from '../src/knowledge/records.ts';
 import { graphDoc, MINISEARCH_OPTIONS, type SearchDoc } from '../src/knowledge/search-index.ts';
 import type { Storage } from '../src/ports.ts';
 
@@ -79,8 +79,8 @@ export async function runSearchBench(): Promise<void> {
   const spaceRef = doc.document.spaceRef;
   let t = performance.now();
   let batches = 0;
-  while (((await storage.getRecord<{ recordCount: number }>(Collections.spaces, spaceRef))?.value.recordCount ?? 0) < TARGET_RECORDS) await accept(writer, spaceRef, `t${batches++}x`);
-  const records = (await storage.getRecord<{ recordCount: number }>(Collections.spaces, spaceRef))!.value.recordCount;
+  while (((await storage.getRecord<{ recordCount: number }>(KnowledgeCollections.spaces, spaceRef))?.value.recordCount ?? 0) < TARGET_RECORDS) await accept(writer, spaceRef, `t${batches++}x`);
+  const records = (await storage.getRecord<{ recordCount: number }>(KnowledgeCollections.spaces, spaceRef))!.value.recordCount;
   console.log(`corpus: ${records.toLocaleString('en')} records from ${batches} accepted proposals in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
   // A fresh engine over the same storage: the index is built from storage on the first query.
@@ -94,7 +94,7 @@ export async function runSearchBench(): Promise<void> {
   console.log(`index build (first query after start): ${(buildMs / 1000).toFixed(2)} s, heap held ${(layerHeap / 1e6).toFixed(0)} MB`);
 
   // Baseline: MiniSearch alone over the same documents, same options and the same AND-then-OR query.
-  const docs = (await storage.listRecords<GraphRecord>(Collections.graph, `${spaceRef}/`)).map((r) => graphDoc(r.value)).filter((d): d is SearchDoc => d !== null);
+  const docs = (await storage.listRecords<GraphRecord>(KnowledgeCollections.graph, `${spaceRef}/`)).map((r) => graphDoc(r.value)).filter((d): d is SearchDoc => d !== null);
   const baseBefore = heap();
   t = performance.now();
   const mini = new MiniSearch<SearchDoc>(MINISEARCH_OPTIONS);

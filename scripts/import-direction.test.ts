@@ -129,7 +129,7 @@ const rels = files.map((f) => relative(root, f)).filter((f) => !isTest(f));
 
 /** The modules the contract may stand on: schema modules and the pure facts they use (ids, limits, errors, states). */
 const SHARED_SCHEMA_MODULE =
-  /^src\/(ids|values|schema-builders|limits|errors|validation|text|canonical-json)\.ts$|^src\/[a-z-]+\/([a-z-]+-)?schemas?\.ts$|^src\/(jobs|knowledge)\/states\.ts$|^src\/blocks\/model\.ts$|^src\/knowledge\/duration\.ts$|^src\/auth\/scopes\.ts$|^src\/library\/capture-port\.ts$/;
+  /^src\/(ids|values|schema-builders|limits|errors|validation|text|canonical-json)\.ts$|^src\/[a-z-]+\/([a-z-]+-)?schemas?\.ts$|^src\/(jobs|knowledge)\/states\.ts$|^src\/jobs\/event-kinds\.ts$|^src\/blocks\/model\.ts$|^src\/knowledge\/duration\.ts$|^src\/auth\/scopes\.ts$|^src\/library\/capture-port\.ts$/;
 
 test('src/contract/ imports only valibot and shared schema modules: no src/api, no domain service', () => {
   const { modules, packages } = closure(rels.filter((f) => f.startsWith('src/contract/')));

@@ -41,3 +41,8 @@ export interface Actor {
   credentialRef: string | null;
   documentRef: string | null;
 }
+
+/** The trusted, account-wide actor of an account (the engine's own reads and writes for it: reports, pages). */
+export function accountActor(accountId: string): Actor {
+  return { accountId, credentialRef: null, documentRef: null };
+}

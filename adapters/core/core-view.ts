@@ -11,7 +11,7 @@ import type { RecordEntry } from './record-table.ts';
  * view. The core only ever pushes to a log or replaces it (compaction builds a new array), and never
  * mutates heads, snapshots or update bytes in place, so the view stays valid while writes go on.
  */
-export interface DocumentView {
+export interface CoreDocumentView {
   readonly head: DocumentHead;
   readonly snapshot: Uint8Array;
   readonly updates: readonly StoredUpdate[];
@@ -40,7 +40,7 @@ export interface StreamView {
  * @remarks Treat everything reachable from a view as read-only.
  */
 export interface CoreView {
-  readonly documents: readonly DocumentView[];
+  readonly documents: readonly CoreDocumentView[];
   readonly collections: readonly CollectionView[];
   readonly streams: readonly StreamView[];
 }

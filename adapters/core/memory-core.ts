@@ -6,7 +6,7 @@
 import type { DocumentHead, HeadAndUpdates, HeadCursor, RecordPage, StoredDocument, StoredRecord, StoredUpdate, StreamEntry } from '../../src/ports.ts';
 import type { FactSource } from './batch-validator.ts';
 import { partitionPoint } from './binary-search.ts';
-import type { CollectionView, CoreView, DocumentView, StreamView } from './core-view.ts';
+import type { CollectionView, CoreView, CoreDocumentView, StreamView } from './core-view.ts';
 import { HeadIndex } from './head-index.ts';
 import { decodePagePosition, encodePagePosition } from './page-position.ts';
 import type { PreparedOp } from './prepared-op.ts';
@@ -240,7 +240,7 @@ export class MemoryCore implements FactSource {
 
   /** A point-in-time view of everything, for a checkpoint (see {@link CoreView}). */
   view(): CoreView {
-    const documents: DocumentView[] = [];
+    const documents: CoreDocumentView[] = [];
     for (const entry of this.docs.values()) {
       documents.push({ head: entry.head, snapshot: entry.snapshot, updates: entry.updates, updateCount: entry.updates.length });
     }

@@ -4,7 +4,7 @@
  * @module
  */
 import type { DocumentHead, StoredUpdate } from '../../src/ports.ts';
-import type { CollectionView, CoreView, DocumentView, StreamView } from '../core/core-view.ts';
+import type { CollectionView, CoreView, CoreDocumentView, StreamView } from '../core/core-view.ts';
 import type { RecordEntry } from '../core/record-table.ts';
 import { fromBase64, toBase64 } from './bytes-codec.ts';
 
@@ -28,7 +28,7 @@ export interface CheckpointState {
   view: CoreView;
 }
 
-function documentJson(doc: DocumentView): string {
+function documentJson(doc: CoreDocumentView): string {
   const updates: string[] = new Array(doc.updateCount);
   for (let i = 0; i < doc.updateCount; i++) updates[i] = `[${doc.updates[i].version},"${toBase64(doc.updates[i].update)}"]`;
   return `{"head":${JSON.stringify(doc.head)},"snapshot":"${toBase64(doc.snapshot)}","updates":[${updates.join(',')}]}`;
@@ -68,7 +68,7 @@ function fail(reason: string): never {
   throw new Error(`checkpoint is not valid: ${reason}`);
 }
 
-function decodeDocument(raw: unknown): DocumentView {
+function decodeDocument(raw: unknown): CoreDocumentView {
   const d = raw as { head?: DocumentHead; snapshot?: unknown; updates?: unknown };
   if (typeof d?.head?.documentRef !== 'string' || typeof d.head.version !== 'number') fail('document without head');
   if (!Array.isArray(d.updates)) fail(`document ${d.head.documentRef} without updates`);

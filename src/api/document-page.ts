@@ -5,14 +5,9 @@
  */
 import type { FlatBlock } from '../documents/types.ts';
 import { isServiceError } from '../errors.ts';
+import { escapeHtml } from '../escape-html.ts';
 import type { Engine } from '../engine.ts';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** HTML-escape text. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
 
 function blockHtml(b: FlatBlock): string {
   const md = escapeHtml(b.markdown ?? '');

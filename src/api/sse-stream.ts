@@ -21,7 +21,7 @@ export interface SseLimits {
 }
 
 /** One event to frame: its id (the decimal cursor), its JSON text, and whether it ends the job. */
-export interface SseEvent {
+export interface OutgoingSseEvent {
   id: string;
   json: string;
   terminal: boolean;

@@ -1,23 +1,23 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SseStream, frameCache, sseFrame, sseStream, type SseEvent } from './sse.ts';
+import { SseStream, frameCache, sseFrame, sseStream, type OutgoingSseEvent } from './sse.ts';
 
 const decoder = new TextDecoder();
 
 /** A source fed by the test: push events, end it; it ends when its signal aborts. */
 function source() {
-  const queue: SseEvent[] = [];
+  const queue: OutgoingSseEvent[] = [];
   let wake: (() => void) | null = null;
   let opened: AbortSignal | null = null;
   return {
-    push(e: SseEvent) {
+    push(e: OutgoingSseEvent) {
       queue.push(e);
       wake?.();
     },
     get signal() {
       return opened;
     },
-    open(signal: AbortSignal): AsyncIterator<SseEvent> {
+    open(signal: AbortSignal): AsyncIterator<OutgoingSseEvent> {
       opened = signal;
       signal.addEventListener('abort', () => wake?.());
       return (async function* () {
@@ -41,7 +41,7 @@ async function collect(stream: AsyncIterable<Uint8Array>): Promise<string> {
   return text;
 }
 
-const ev = (id: number, terminal = false): SseEvent => ({ id: String(id), json: `{"eventId":"${id}"}`, terminal });
+const ev = (id: number, terminal = false): OutgoingSseEvent => ({ id: String(id), json: `{"eventId":"${id}"}`, terminal });
 
 test('a frame is id, event and one data line, then a blank line', () => {
   assert.is(sseFrame(ev(7)), 'id: 7\nevent: research-job\ndata: {"eventId":"7"}\n\n');
@@ -101,7 +101,7 @@ interface Ev {
   end?: boolean;
   big?: string;
 }
-const framesOf = frameCache((e: Ev): SseEvent => ({ id: String(e.n), json: JSON.stringify(e), terminal: e.end === true }));
+const framesOf = frameCache((e: Ev): OutgoingSseEvent => ({ id: String(e.n), json: JSON.stringify(e), terminal: e.end === true }));
 
 test('a batch is framed once: every stream gets the very same bytes', async () => {
   const batch: Ev[] = [{ n: 1 }, { n: 2 }];

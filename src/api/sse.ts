@@ -10,20 +10,20 @@
  * @module
  */
 import { concatBytes } from '../text.ts';
-import { SseStream, type SseBatch, type SseEvent, type SseFrame, type SseLimits } from './sse-stream.ts';
+import { SseStream, type SseBatch, type OutgoingSseEvent, type SseFrame, type SseLimits } from './sse-stream.ts';
 
 export { SseStream } from './sse-stream.ts';
-export type { SseBatch, SseEvent, SseFrame, SseLimits, SseSource } from './sse-stream.ts';
+export type { SseBatch, OutgoingSseEvent, SseFrame, SseLimits, SseSource } from './sse-stream.ts';
 
 const encoder = new TextEncoder();
 
 /** The frame of one event. `json` is one line (JSON.stringify never emits raw newlines). */
-export function sseFrame(event: SseEvent): string {
+export function sseFrame(event: OutgoingSseEvent): string {
   return `id: ${event.id}\nevent: research-job\ndata: ${event.json}\n\n`;
 }
 
 /** Encode one event's frame. */
-export function encodeFrame(event: SseEvent): SseFrame {
+export function encodeFrame(event: OutgoingSseEvent): SseFrame {
   return { bytes: encoder.encode(sseFrame(event)), terminal: event.terminal };
 }
 
@@ -32,7 +32,7 @@ export function encodeFrame(event: SseEvent): SseFrame {
  * receive them (sources hand the same objects and arrays to every stream). Entries live as long as
  * the events and batches do.
  */
-export function frameCache<E extends object>(toEvent: (event: E) => SseEvent): (batch: readonly E[]) => SseBatch {
+export function frameCache<E extends object>(toEvent: (event: E) => OutgoingSseEvent): (batch: readonly E[]) => SseBatch {
   const frames = new WeakMap<E, SseFrame>();
   const batches = new WeakMap<readonly E[], SseBatch>();
   const frameOf = (event: E): SseFrame => {
@@ -60,7 +60,7 @@ export function frameCache<E extends object>(toEvent: (event: E) => SseEvent): (
  * @param now - the clock (ms), injectable for tests.
  */
 export function sseStream(
-  open: (signal: AbortSignal) => AsyncIterator<SseEvent>,
+  open: (signal: AbortSignal) => AsyncIterator<OutgoingSseEvent>,
   clientSignal: AbortSignal | undefined,
   limits: SseLimits = {},
   now: () => number = Date.now,

@@ -24,14 +24,14 @@ export interface StyledText {
 }
 
 /** BlockNote link inline content. */
-export interface Link {
+export interface InlineLink {
   type: 'link';
   href: string;
   content: StyledText[];
 }
 
 /** BlockNote inline content of the default schema, as far as Markdown can carry it. */
-export type InlineContent = StyledText | Link;
+export type InlineContent = StyledText | InlineLink;
 
 /** Result of {@link parseInline}. */
 export type InlineResult =
@@ -270,7 +270,7 @@ interface Walk {
   content: InlineContent[];
   citations: string[];
   /** the link being filled, or null */
-  link: Link | null;
+  link: InlineLink | null;
   /** style mask of the last text run of the current target, -1 when it is not text */
   lastMask: number;
   // Counters, not bits: emphasis can nest inside itself (`**a __b__ c**`).

@@ -17,12 +17,13 @@ import { sendWithRetries, type CallSettings } from './call.ts';
 import { ApiClientError, isApiClientError } from './errors.ts';
 import { sleep } from './retry.ts';
 import { parseSse } from './sse.ts';
+import { TERMINAL_EVENT_KINDS } from '../jobs/event-kinds.ts';
 
 /** One research-job event. */
 export type JobEvent = ResearchJobEvent;
 
 /** Event kinds after which a job sends nothing more. */
-export const TERMINAL_EVENT_KINDS: ReadonlySet<string> = new Set(['job.succeeded', 'job.failed', 'job.cancelled']);
+export { TERMINAL_EVENT_KINDS } from '../jobs/event-kinds.ts';
 
 /** Options of {@link followJobEvents}. */
 export interface FollowOptions {

@@ -9,7 +9,7 @@ import type { ErrorReporter } from '../deps.ts';
 import { isStorageConflict, type BatchOp, type Storage } from '../ports.ts';
 import type { DocumentCache, Loaded } from './cache.ts';
 import type { FoldedHistory } from './history.ts';
-import type { KeyedLock } from './keyed-lock.ts';
+import type { KeyedLock } from '../keyed-lock.ts';
 
 /** When to compact (see `DocumentsOptions`). */
 export interface CompactionPolicy {

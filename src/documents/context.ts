@@ -7,7 +7,7 @@ import type { EngineDeps } from '../deps.ts';
 import type { IdempotencyStore } from '../idempotency/idempotency.ts';
 import type { DocumentCache } from './cache.ts';
 import type { Compactor } from './compaction.ts';
-import type { KeyedLock } from './keyed-lock.ts';
+import type { KeyedLock } from '../keyed-lock.ts';
 import type { VersionRegistry } from './versions.ts';
 
 /** The shared state of one documents service. */

@@ -28,7 +28,7 @@ export interface CreateJob {
 }
 
 /** Create the document and its idempotency record in one batch; the new document is cached. */
-export async function createDocument(ctx: DocumentsContext, job: CreateJob): Promise<CreateOutcome> {
+export async function createNewDocument(ctx: DocumentsContext, job: CreateJob): Promise<CreateOutcome> {
   const { clock, refs, sha256, storage, ids } = ctx.deps;
   const now = clock.now();
   const documentRef = refs.documentRef();

@@ -10,7 +10,7 @@ import type { DocumentPage } from './types.ts';
 import { summaryOf } from './view.ts';
 
 /** One page of the actor's documents (a document-bound actor sees at most its one document). */
-export async function listDocuments(
+export async function listDocumentPage(
   storage: Storage,
   baseUrl: string,
   /** The hash of a head's version (its stored value, or derived when it was left to be computed lazily). */

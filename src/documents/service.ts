@@ -12,13 +12,13 @@ import { isStorageConflict, type DocumentHead, type StoredUpdate } from '../port
 import { DocumentCache, type Loaded } from './cache.ts';
 import { Compactor } from './compaction.ts';
 import type { DocumentsContext } from './context.ts';
-import { createDocument, type CreateResult } from './create.ts';
+import { createNewDocument, type CreateResult } from './create.ts';
 import { FoldedHistory } from './history.ts';
 import { importEditorBlocks } from './import-editor-blocks.ts';
 import { planEditorBlocks } from './editor-plan.ts';
-import { KeyedLock } from './keyed-lock.ts';
+import { KeyedLock } from '../keyed-lock.ts';
 import { requireFormat } from './limits.ts';
-import { listDocuments } from './list.ts';
+import { listDocumentPage } from './list.ts';
 import { applyMutation, requireIfRevision, type MutationJob, type StoredReceipt } from './mutate.ts';
 import { requestJson } from './mutation-request.ts';
 import { DocumentCreateRequestSchema } from './schemas.ts';
@@ -147,7 +147,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       const editor = input.editorBlocks === undefined ? '' : `\n${JSON.stringify(input.editorBlocks)}`;
       const fingerprint = deps.sha256(`create\n${JSON.stringify(body)}${editor}`);
       const job = { accountId: actor.accountId, title: body.title, scope, fingerprint, initial };
-      return idem.run(scope, fingerprint, () => createDocument(ctx, job), (r: IdempotencyRecord<CreateResult>) => replayCreate(actor, r));
+      return idem.run(scope, fingerprint, () => createNewDocument(ctx, job), (r: IdempotencyRecord<CreateResult>) => replayCreate(actor, r));
     },
 
     async head(actor, documentRef) {
@@ -197,7 +197,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       return idem.run(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r), 'optimistic');
     },
 
-    list: (actor, query) => listDocuments(deps.storage, deps.baseUrl, (h) => versions.hashOf(h.documentRef, h.version, h.contentSha256 || null), actor, query),
+    list: (actor, query) => listDocumentPage(deps.storage, deps.baseUrl, (h) => versions.hashOf(h.documentRef, h.version, h.contentSha256 || null), actor, query),
 
     async flush() {
       await locks.idle();

@@ -33,10 +33,8 @@ export interface DocumentView {
 }
 
 /** A Markdown loss: something of the rich document the Markdown projection cannot carry. */
-export interface MarkdownLoss {
-  blockId: string;
-  reason: string;
-}
+export type { MarkdownLoss } from '../blocks/markdown-projection.ts';
+import type { MarkdownLoss } from '../blocks/markdown-projection.ts';
 
 /** Result of a read in any format. */
 export type DocumentRead =

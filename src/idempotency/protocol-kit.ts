@@ -10,8 +10,8 @@ import { CREDENTIAL_COLLECTION } from '../auth/credentials.ts';
 import type { Actor } from '../deps.ts';
 import type { Engine } from '../engine.ts';
 import { specBody } from '../jobs/jobs-kit.ts';
-import { Collections } from '../knowledge/records.ts';
-import { Collections as LibraryCollections } from '../library/records.ts';
+import { KnowledgeCollections } from '../knowledge/records.ts';
+import { LibraryCollections } from '../library/records.ts';
 import type { WriteReceipt } from './idempotency.ts';
 
 /** How a send differs from the first one under its key. */
@@ -180,14 +180,14 @@ export function writeCases(sampleProposal: (topic?: string) => unknown): readonl
     async prepare(engine) {
       const doc = await newDocument(engine);
       const run = { actor, jobId: `kjob_${'0'.repeat(47)}1`, spaceRef: doc.spaceRef };
-      const count = async (e: Engine) => (await e.deps.storage.listRecords<{ spaceRef: string }>(Collections.proposals)).filter((r) => r.value.spaceRef === doc.spaceRef).length;
+      const count = async (e: Engine) => (await e.deps.storage.listRecords<{ spaceRef: string }>(KnowledgeCollections.proposals)).filter((r) => r.value.spaceRef === doc.spaceRef).length;
       return {
         async send(engine, key, variant = 'same') {
           const out = await engine.knowledge.submitProposal(run, sampleProposal(variant === 'changed-body' ? 'Ada Lovelace' : 'Marie Curie'), { idempotencyKey: key });
           return { id: out.proposalRef, receipt: null, resource: out.state };
         },
         applied: count,
-        current: async (engine, o) => (await engine.deps.storage.getRecord<{ state: string }>(Collections.proposals, o.id))!.value.state,
+        current: async (engine, o) => (await engine.deps.storage.getRecord<{ state: string }>(KnowledgeCollections.proposals, o.id))!.value.state,
       };
     },
   },

@@ -8,7 +8,7 @@
  * @module
  */
 import type { EngineDeps } from '../deps.ts';
-import { Collections, releaseKey, type ReleaseRecord } from '../knowledge/records.ts';
+import { KnowledgeCollections, releaseKey, type ReleaseRecord } from '../knowledge/records.ts';
 import type { ArtifactRef } from '../knowledge/releases.ts';
 import type { PublicArtifactRef, ResearchJob } from './schemas.ts';
 
@@ -37,7 +37,7 @@ export async function withPublishedArtifacts(deps: EngineDeps, job: ResearchJob)
   for (const ref of record.value.releases) {
     const key = releaseKey(ref.kind, ref.artifactId, ref.revision);
     if (seen.has(key) || listed.length + added.length >= MAX_PUBLIC_ARTIFACTS) continue;
-    const release = await deps.storage.getRecord<ReleaseRecord>(Collections.releases, key);
+    const release = await deps.storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, key);
     if (release?.value.state !== 'promoted') continue;
     seen.add(key);
     added.push({ kind: ref.kind, artifactId: ref.artifactId, revision: ref.revision, v: 1 } as PublicArtifactRef);

@@ -4,7 +4,7 @@
  * @module
  */
 import type { BlockInput } from '../blocks/model.ts';
-import type { Actor, EngineDeps } from '../deps.ts';
+import { accountActor, type EngineDeps } from '../deps.ts';
 import { ServiceError, conflict, invalid, isServiceError } from '../errors.ts';
 import type { DocumentRead, DocumentsService } from '../documents/types.ts';
 import type { ReportArtifact, ReportInput } from './runner.ts';
@@ -20,10 +20,6 @@ export { REPORT_FORMATS } from './schemas.ts';
 import { REPORT_FORMATS } from './schemas.ts';
 export type ReportFormat = (typeof REPORT_FORMATS)[number];
 
-/** The actor the jobs domain writes and reads report documents as: trusted, account-wide. */
-export function accountActor(accountId: string): Actor {
-  return { accountId, credentialRef: null, documentRef: null };
-}
 
 /**
  * A job as the domain reads it: its staged report by its document alone. Job records written before

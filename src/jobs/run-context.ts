@@ -10,7 +10,7 @@ import { logicalJob, writeReportDocument } from './report.ts';
 import type { Actor } from '../deps.ts';
 import type { ArtifactInput, FailureInput, ProposalSink, ReportArtifact, ResearchRunContext, WaitingInput } from './runner.ts';
 import type { JobStore, StoredJob } from './store.ts';
-import { transition, type JobEvent } from './states.ts';
+import { transition, type JobTransitionEvent } from './states.ts';
 import type { ResearchJob } from './schemas.ts';
 
 const SUMMARY_MAX = 1024;
@@ -23,7 +23,7 @@ function clip(text: string, max: number): string {
 }
 
 /** Apply a transition (and an optional edit of the other fields) to a stored job. */
-export function applyEvent(current: StoredJob, event: JobEvent, edit?: (job: ResearchJob) => ResearchJob) {
+export function applyEvent(current: StoredJob, event: JobTransitionEvent, edit?: (job: ResearchJob) => ResearchJob) {
   const t = transition(current.job, event);
   const job: ResearchJob = { ...current.job, state: t.state, phase: t.phase };
   return { job: edit ? edit(job) : job, kind: t.kind };
@@ -69,7 +69,7 @@ function ownerActor(stored: StoredJob): Actor {
 /** Build the base context of one run of `stored`. */
 export function createRunContext({ deps, store, documents, proposals }: RunContextDeps, stored: StoredJob, signal: AbortSignal): ResearchRunContext {
   const { jobId } = stored.job;
-  const update = async (event: JobEvent | ((current: StoredJob) => JobEvent), edit?: (job: ResearchJob) => ResearchJob) => {
+  const update = async (event: JobTransitionEvent | ((current: StoredJob) => JobTransitionEvent), edit?: (job: ResearchJob) => ResearchJob) => {
     await store.update(jobId, (current) => applyEvent(current, typeof event === 'function' ? event(current) : event, edit));
   };
   const summaryOf = (summary: string) => {
@@ -89,7 +89,7 @@ export function createRunContext({ deps, store, documents, proposals }: RunConte
       return logicalJob((await current()).job);
     },
     async setPhase(phase, summary) {
-      const event = (current: StoredJob): JobEvent => (current.job.state === 'queued' ? { type: 'start', phase } : { type: 'phase', phase });
+      const event = (current: StoredJob): JobTransitionEvent => (current.job.state === 'queued' ? { type: 'start', phase } : { type: 'phase', phase });
       return update(event, (job) => ({
         ...job,
         requiredAction: null,

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isServiceError } from '../errors.ts';
-import { EVENT_KIND_OF, JOB_PHASES, JOB_STATES, JOB_TRIGGERS, TERMINAL_EVENT_KINDS, TRANSITIONS, WORK_PHASES, isTerminal, transition, type JobEvent, type JobTrigger } from './states.ts';
+import { EVENT_KIND_OF, JOB_PHASES, JOB_STATES, JOB_TRIGGERS, TERMINAL_EVENT_KINDS, TRANSITIONS, WORK_PHASES, isTerminal, transition, type JobTransitionEvent, type JobTrigger } from './states.ts';
 
 /** The pairs the contract and our design allow, written out independently of the table. */
 const ALLOWED: Record<string, string> = {
@@ -23,7 +23,7 @@ const ALLOWED: Record<string, string> = {
   'waiting:cancel': 'cancelled',
 };
 
-const eventOf = (type: JobTrigger): JobEvent => (type === 'start' || type === 'phase' ? { type, phase: 'retrieving' } : { type });
+const eventOf = (type: JobTrigger): JobTransitionEvent => (type === 'start' || type === 'phase' ? { type, phase: 'retrieving' } : { type });
 
 test('every (state, trigger) pair: the listed ones lead where the table says, every other one is refused with CONFLICT', () => {
   let checked = 0;

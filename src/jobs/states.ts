@@ -47,19 +47,8 @@ export function isTerminal(state: JobState): boolean {
 }
 
 /** Event kinds; the last three are terminal. */
-export const JOB_EVENT_KINDS = [
-  'job.created',
-  'job.progress',
-  'job.phase',
-  'job.waiting',
-  'job.artifact',
-  'job.succeeded',
-  'job.failed',
-  'job.cancelled',
-] as const;
-export type JobEventKind = (typeof JOB_EVENT_KINDS)[number];
-/** The kinds that end a job's event history. */
-export const TERMINAL_EVENT_KINDS: ReadonlySet<JobEventKind> = new Set<JobEventKind>(['job.succeeded', 'job.failed', 'job.cancelled']);
+import type { JobEventKind } from './event-kinds.ts';
+export { JOB_EVENT_KINDS, TERMINAL_EVENT_KINDS, type JobEventKind } from './event-kinds.ts';
 
 /** What can happen to a job after its creation. */
 export const JOB_TRIGGERS = ['start', 'phase', 'progress', 'wait', 'artifact', 'succeed', 'fail', 'cancel'] as const;
@@ -100,7 +89,7 @@ export const TRANSITIONS: Readonly<Record<JobState, Readonly<Partial<Record<JobT
 };
 
 /** A trigger with its argument: `start` and `phase` name the work phase to enter. */
-export type JobEvent = { type: 'start' | 'phase'; phase: WorkPhase } | { type: Exclude<JobTrigger, 'start' | 'phase'> };
+export type JobTransitionEvent = { type: 'start' | 'phase'; phase: WorkPhase } | { type: Exclude<JobTrigger, 'start' | 'phase'> };
 
 /** Where a transition leads. */
 export interface TransitionResult {
@@ -114,7 +103,7 @@ export interface TransitionResult {
  * @throws ServiceError CONFLICT when the table does not list the pair (a terminal job accepts
  * nothing), INVALID_REQUEST when `start`/`phase` names no work phase.
  */
-export function transition(job: { state: JobState; phase: JobPhase }, event: JobEvent): TransitionResult {
+export function transition(job: { state: JobState; phase: JobPhase }, event: JobTransitionEvent): TransitionResult {
   const next = TRANSITIONS[job.state][event.type];
   if (next === undefined) {
     throw new ServiceError('CONFLICT', `A ${job.state} research job cannot ${event.type}; read the job for its current state.`, {

@@ -7,7 +7,7 @@ import type { EngineDeps } from '../deps.ts';
 import type { BatchOp } from '../ports.ts';
 import { normalizedName } from './graph.ts';
 import type { ProposalRequest } from './proposal-schema.ts';
-import { Collections, type GraphRecord } from './records.ts';
+import { KnowledgeCollections, type GraphRecord } from './records.ts';
 
 /** One entity a lookup key leads to. */
 interface LookupEntry {
@@ -25,7 +25,7 @@ function identifierKey(deps: EngineDeps, spaceRef: string, identifier: string): 
 }
 
 async function entries(deps: EngineDeps, key: string): Promise<LookupEntry[]> {
-  const rec = await deps.storage.getRecord<{ entries: LookupEntry[] }>(Collections.lookup, key);
+  const rec = await deps.storage.getRecord<{ entries: LookupEntry[] }>(KnowledgeCollections.lookup, key);
   return rec?.value.entries ?? [];
 }
 
@@ -61,10 +61,10 @@ export async function lookupOps(deps: EngineDeps, spaceRef: string, records: rea
   }
   const ops: BatchOp[] = [];
   for (const [key, list] of added) {
-    const rec = await deps.storage.getRecord<{ entries: LookupEntry[] }>(Collections.lookup, key);
+    const rec = await deps.storage.getRecord<{ entries: LookupEntry[] }>(KnowledgeCollections.lookup, key);
     ops.push({
       kind: 'record.put',
-      collection: Collections.lookup,
+      collection: KnowledgeCollections.lookup,
       key,
       value: { entries: [...(rec?.value.entries ?? []), ...list] },
       expectedRevision: rec ? rec.revision : null,

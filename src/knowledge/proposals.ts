@@ -16,7 +16,7 @@ import { acceptedRecords, genesisRevision, nextRevision } from './graph.ts';
 import { findConflicts, lookupOps } from './lookup.ts';
 import { parseProposalRequest } from './proposal-request.ts';
 import type { ProposalSubmissionResult } from './proposal-schema.ts';
-import { Collections, ordinalKey, type ProposalRecord, type SpaceRecord } from './records.ts';
+import { KnowledgeCollections, ordinalKey, type ProposalRecord, type SpaceRecord } from './records.ts';
 import type { SpaceDirectory } from './spaces.ts';
 import { transitionProposal, type ProposalDecision } from './states.ts';
 
@@ -71,7 +71,7 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
   const { storage, clock, refs, sha256 } = deps;
 
   async function currentProposal(proposalRef: string): Promise<ProposalRecord> {
-    const p = await storage.getRecord<ProposalRecord>(Collections.proposals, proposalRef);
+    const p = await storage.getRecord<ProposalRecord>(KnowledgeCollections.proposals, proposalRef);
     if (!p) throw new Error(`an idempotency record names the missing proposal ${proposalRef}`);
     return p.value;
   }
@@ -109,17 +109,17 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
         accepted: null,
       };
       const ops: BatchOp[] = [
-        { kind: 'record.put', collection: Collections.proposals, key: proposal.proposalRef, value: proposal, expectedRevision: null },
-        { kind: 'record.put', collection: Collections.reviews, key: proposal.reviewRef, value: { proposalRef: proposal.proposalRef }, expectedRevision: null },
+        { kind: 'record.put', collection: KnowledgeCollections.proposals, key: proposal.proposalRef, value: proposal, expectedRevision: null },
+        { kind: 'record.put', collection: KnowledgeCollections.reviews, key: proposal.reviewRef, value: { proposalRef: proposal.proposalRef }, expectedRevision: null },
         idem.recordOp(scope, { fingerprint, receiptRef: newReceiptRef(deps.ids), createdAt: now, result: { proposalRef: proposal.proposalRef } }),
       ];
-      if (!(await storage.getRecord(Collections.spaces, run.spaceRef))) {
+      if (!(await storage.getRecord(KnowledgeCollections.spaces, run.spaceRef))) {
         const space: SpaceRecord = {
           v: 1, spaceRef: run.spaceRef, accountId: owner.accountId, documentRef: owner.documentRef,
           graphRevision: genesisRevision(sha256, run.spaceRef), recordCount: 0, publication: null, createdAt: now, updatedAt: now,
         };
-        ops.push({ kind: 'record.put', collection: Collections.spaces, key: run.spaceRef, value: space, expectedRevision: null });
-        ops.push({ kind: 'record.put', collection: Collections.revisions, key: `${run.spaceRef}/${space.graphRevision}`, value: { recordCount: 0, at: now }, expectedRevision: null });
+        ops.push({ kind: 'record.put', collection: KnowledgeCollections.spaces, key: run.spaceRef, value: space, expectedRevision: null });
+        ops.push({ kind: 'record.put', collection: KnowledgeCollections.revisions, key: `${run.spaceRef}/${space.graphRevision}`, value: { recordCount: 0, at: now }, expectedRevision: null });
       }
       try {
         await storage.commit(ops);
@@ -160,12 +160,12 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
     const note = input.note ?? null;
     if (note !== null && (typeof note !== 'string' || note.length > 1024)) throw invalid('The note must be at most 1024 characters.', [{ field: 'note', message: 'must be at most 1024 characters' }]);
     if (!Patterns.reviewRef.test(reviewRef)) throw notFound('The review');
-    const review = await storage.getRecord<{ proposalRef: string }>(Collections.reviews, reviewRef);
+    const review = await storage.getRecord<{ proposalRef: string }>(KnowledgeCollections.reviews, reviewRef);
     if (!review) throw notFound('The review');
-    const first = await storage.getRecord<ProposalRecord>(Collections.proposals, review.value.proposalRef);
+    const first = await storage.getRecord<ProposalRecord>(KnowledgeCollections.proposals, review.value.proposalRef);
     if (!first) throw notFound('The proposal');
     return spaces.serialize(first.value.spaceRef, async () => {
-      const stored = (await storage.getRecord<ProposalRecord>(Collections.proposals, review.value.proposalRef))!;
+      const stored = (await storage.getRecord<ProposalRecord>(KnowledgeCollections.proposals, review.value.proposalRef))!;
       const p = stored.value;
       const state = transitionProposal(p.state, input.decision);
       const now = Math.max(clock.now(), p.updatedAt);
@@ -178,7 +178,7 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
       };
       const ops: BatchOp[] = [];
       if (state === 'accepted') {
-        const spaceRec = await storage.getRecord<SpaceRecord>(Collections.spaces, p.spaceRef);
+        const spaceRec = await storage.getRecord<SpaceRecord>(KnowledgeCollections.spaces, p.spaceRef);
         if (!spaceRec) throw new Error(`proposal ${p.proposalRef} names a space without a head`);
         const space = spaceRec.value;
         const graph = acceptedRecords(p, { refs, ids: deps.ids, now, firstOrdinal: space.recordCount + 1, person, note });
@@ -186,13 +186,13 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
         const recordCount = space.recordCount + graph.records.length;
         next.accepted = { graphRevision, entityIds: graph.entityIds, inquiryIds: graph.inquiryIds };
         for (const r of graph.records) {
-          ops.push({ kind: 'record.put', collection: Collections.graph, key: `${p.spaceRef}/${r.id}`, value: r, expectedRevision: null, index: { partition: p.spaceRef, sortKey: ordinalKey(r.ordinal) } });
+          ops.push({ kind: 'record.put', collection: KnowledgeCollections.graph, key: `${p.spaceRef}/${r.id}`, value: r, expectedRevision: null, index: { partition: p.spaceRef, sortKey: ordinalKey(r.ordinal) } });
         }
-        ops.push({ kind: 'record.put', collection: Collections.revisions, key: `${p.spaceRef}/${graphRevision}`, value: { recordCount, at: now }, expectedRevision: null });
-        ops.push({ kind: 'record.put', collection: Collections.spaces, key: p.spaceRef, value: { ...space, graphRevision, recordCount, updatedAt: now }, expectedRevision: spaceRec.revision });
+        ops.push({ kind: 'record.put', collection: KnowledgeCollections.revisions, key: `${p.spaceRef}/${graphRevision}`, value: { recordCount, at: now }, expectedRevision: null });
+        ops.push({ kind: 'record.put', collection: KnowledgeCollections.spaces, key: p.spaceRef, value: { ...space, graphRevision, recordCount, updatedAt: now }, expectedRevision: spaceRec.revision });
         ops.push(...(await lookupOps(deps, p.spaceRef, graph.records)));
       }
-      ops.push({ kind: 'record.put', collection: Collections.proposals, key: p.proposalRef, value: next, expectedRevision: stored.revision });
+      ops.push({ kind: 'record.put', collection: KnowledgeCollections.proposals, key: p.proposalRef, value: next, expectedRevision: stored.revision });
       if (recordOp) ops.push(recordOp(p, now));
       try {
         await storage.commit(ops);

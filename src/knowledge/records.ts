@@ -9,7 +9,7 @@ import type { ProposalRequest, ProposalState } from './proposal-schema.ts';
 import type { ProposalDecision } from './states.ts';
 
 /** Storage collections of the knowledge domain. */
-export const Collections = {
+export const KnowledgeCollections = {
   /** Space heads, keyed by spaceRef. */
   spaces: 'kspaces',
   /** Proposals, keyed by proposalRef. */

@@ -13,7 +13,7 @@ import { isStorageConflict } from '../ports.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { editionProjection, entityProjection, inquiryProjection, type ArtifactKind, type Projection } from './projections.ts';
 import { checkPerson } from './proposals.ts';
-import { Collections, ordinalKey, releaseKey, type GraphRecord, type ReleaseRecord, type SpaceRecord } from './records.ts';
+import { KnowledgeCollections, ordinalKey, releaseKey, type GraphRecord, type ReleaseRecord, type SpaceRecord } from './records.ts';
 import type { SpaceDirectory } from './spaces.ts';
 
 /** What to release: a graph entity or inquiry at a revision, or an edition's exact synthesis text. */
@@ -38,15 +38,15 @@ export function createReleases(deps: EngineDeps, spaces: SpaceDirectory, onPromo
   const { storage, clock, refs, sha256 } = deps;
 
   async function space(spaceRef: string) {
-    const rec = Patterns.spaceRef.test(spaceRef) ? await storage.getRecord<SpaceRecord>(Collections.spaces, spaceRef) : null;
+    const rec = Patterns.spaceRef.test(spaceRef) ? await storage.getRecord<SpaceRecord>(KnowledgeCollections.spaces, spaceRef) : null;
     if (!rec) throw notFound('The space (it has no knowledge yet)');
     return rec;
   }
 
   async function recordsAt(spaceRef: string, graphRevision: string): Promise<GraphRecord[]> {
-    const rev = await storage.getRecord<{ recordCount: number }>(Collections.revisions, `${spaceRef}/${graphRevision}`);
+    const rev = await storage.getRecord<{ recordCount: number }>(KnowledgeCollections.revisions, `${spaceRef}/${graphRevision}`);
     if (!rev) throw new ServiceError('NOT_FOUND', 'The graph revision is not one of this space.', { fieldErrors: [{ field: 'graphRevision', message: 'names no revision of this space' }] });
-    const all = await storage.listRecords<GraphRecord>(Collections.graph, `${spaceRef}/`);
+    const all = await storage.listRecords<GraphRecord>(KnowledgeCollections.graph, `${spaceRef}/`);
     return all.map((r) => r.value).filter((r) => r.ordinal <= rev.value.recordCount).sort((a, b) => a.ordinal - b.ordinal);
   }
 
@@ -57,7 +57,7 @@ export function createReleases(deps: EngineDeps, spaces: SpaceDirectory, onPromo
     return spaces.serialize(spaceRef, async () => {
       const rec = await space(spaceRef);
       const next: SpaceRecord = { ...rec.value, publication: { enabled: input.enabled, person, at: clock.now() } };
-      await storage.commit([{ kind: 'record.put', collection: Collections.spaces, key: spaceRef, value: next, expectedRevision: rec.revision }]);
+      await storage.commit([{ kind: 'record.put', collection: KnowledgeCollections.spaces, key: spaceRef, value: next, expectedRevision: rec.revision }]);
       return next;
     });
   }
@@ -93,17 +93,17 @@ export function createReleases(deps: EngineDeps, spaces: SpaceDirectory, onPromo
     const byteLength = encoder.encode(projectionJson).byteLength;
     if (byteLength > MAX_PROJECTION_BYTES) throw conflict(`The projection is ${byteLength} bytes; public projections are at most ${MAX_PROJECTION_BYTES}. Nothing was released.`);
     const key = releaseKey(input.kind, artifactId, revision);
-    const existing = await storage.getRecord<ReleaseRecord>(Collections.releases, key);
+    const existing = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, key);
     if (existing) return existing.value;
     const value: ReleaseRecord = {
       v: 1, kind: input.kind, artifactId, revision, spaceRef: input.spaceRef, graphRevision, projectionJson, byteLength,
       title: projection.title, snippet: projection.snippet, releasedBy: person, releasedAt: clock.now(), state: 'pending-promotion', promotion: null, publicOrdinal: null,
     };
     try {
-      await storage.commit([{ kind: 'record.put', collection: Collections.releases, key, value, expectedRevision: null }]);
+      await storage.commit([{ kind: 'record.put', collection: KnowledgeCollections.releases, key, value, expectedRevision: null }]);
     } catch (e) {
       if (!isStorageConflict(e)) throw e;
-      const raced = await storage.getRecord<ReleaseRecord>(Collections.releases, key);
+      const raced = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, key);
       if (raced) return raced.value;
       throw e;
     }
@@ -120,7 +120,7 @@ export function createReleases(deps: EngineDeps, spaces: SpaceDirectory, onPromo
 
   async function decidePromotion(ref: ArtifactRef, decision: 'approve' | 'decline', person: string): Promise<ReleaseRecord> {
     const key = releaseKey(ref.kind, ref.artifactId, ref.revision);
-    const rec = await storage.getRecord<ReleaseRecord>(Collections.releases, key);
+    const rec = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, key);
     if (!rec) throw notFound('The release');
     if (rec.value.state !== 'pending-promotion') throw conflict(`The release was already decided (${rec.value.state}).`);
     const sp = await space(rec.value.spaceRef);
@@ -128,16 +128,16 @@ export function createReleases(deps: EngineDeps, spaces: SpaceDirectory, onPromo
     const now = clock.now();
     const next: ReleaseRecord = { ...rec.value, state: decision === 'approve' ? 'promoted' : 'declined', promotion: { decision, person, at: now } };
     if (decision === 'decline') {
-      await storage.commit([{ kind: 'record.put', collection: Collections.releases, key, value: next, expectedRevision: rec.revision }]);
+      await storage.commit([{ kind: 'record.put', collection: KnowledgeCollections.releases, key, value: next, expectedRevision: rec.revision }]);
       return next;
     }
-    const counter = await storage.getRecord<{ count: number }>(Collections.counters, 'public');
+    const counter = await storage.getRecord<{ count: number }>(KnowledgeCollections.counters, 'public');
     const ordinal = (counter?.value.count ?? 0) + 1;
     next.publicOrdinal = ordinal;
     try {
       await storage.commit([
-        { kind: 'record.put', collection: Collections.releases, key, value: next, expectedRevision: rec.revision, index: { partition: 'public', sortKey: ordinalKey(ordinal) } },
-        { kind: 'record.put', collection: Collections.counters, key: 'public', value: { count: ordinal }, expectedRevision: counter ? counter.revision : null },
+        { kind: 'record.put', collection: KnowledgeCollections.releases, key, value: next, expectedRevision: rec.revision, index: { partition: 'public', sortKey: ordinalKey(ordinal) } },
+        { kind: 'record.put', collection: KnowledgeCollections.counters, key: 'public', value: { count: ordinal }, expectedRevision: counter ? counter.revision : null },
       ]);
     } catch (e) {
       if (!isStorageConflict(e)) throw e;
@@ -149,7 +149,7 @@ export function createReleases(deps: EngineDeps, spaces: SpaceDirectory, onPromo
 
   /** A promoted release at exactly this kind, identity and revision, else null. */
   async function publicRelease(ref: ArtifactRef): Promise<ReleaseRecord | null> {
-    const rec = await storage.getRecord<ReleaseRecord>(Collections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
+    const rec = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
     return rec && rec.value.state === 'promoted' ? rec.value : null;
   }
 

@@ -12,7 +12,7 @@
 import MiniSearch from 'minisearch';
 import type { EngineDeps } from '../deps.ts';
 import { searchTextOf } from './graph.ts';
-import { Collections, type GraphRecord, type ReleaseRecord, type SpaceRecord } from './records.ts';
+import { KnowledgeCollections, type GraphRecord, type ReleaseRecord, type SpaceRecord } from './records.ts';
 
 /** One indexed document. */
 export interface SearchDoc {
@@ -87,13 +87,13 @@ export function createSearchIndex(deps: EngineDeps) {
   async function catchUp(name: string, p: Partition): Promise<void> {
     const isPublic = name === 'public';
     const head = isPublic
-      ? ((await storage.getRecord<{ count: number }>(Collections.counters, 'public'))?.value.count ?? 0)
-      : ((await storage.getRecord<SpaceRecord>(Collections.spaces, name))?.value.recordCount ?? 0);
+      ? ((await storage.getRecord<{ count: number }>(KnowledgeCollections.counters, 'public'))?.value.count ?? 0)
+      : ((await storage.getRecord<SpaceRecord>(KnowledgeCollections.spaces, name))?.value.recordCount ?? 0);
     if (head <= p.indexed) return;
     const fresh: SearchDoc[] = [];
     let after: string | null = null;
     outer: for (;;) {
-      const page: { records: { value: GraphRecord | ReleaseRecord }[]; next: string | null } = await storage.listPage<GraphRecord | ReleaseRecord>(isPublic ? Collections.releases : Collections.graph, name, 1000, after);
+      const page: { records: { value: GraphRecord | ReleaseRecord }[]; next: string | null } = await storage.listPage<GraphRecord | ReleaseRecord>(isPublic ? KnowledgeCollections.releases : KnowledgeCollections.graph, name, 1000, after);
       for (const rec of page.records) {
         const ordinal = isPublic ? ((rec.value as ReleaseRecord).publicOrdinal ?? 0) : (rec.value as GraphRecord).ordinal;
         if (ordinal <= p.indexed) break outer;

@@ -7,13 +7,13 @@ import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { accountActor, errorOf, freshKey, newDocument, testEngine } from '../../fixtures/engine-kit.ts';
 import { jobIdOf, publishAll, sampleProposal, submitted } from '../../fixtures/knowledge-kit.ts';
-import { Collections, type GraphRecord } from './records.ts';
+import { KnowledgeCollections, type GraphRecord } from './records.ts';
 
 const alice = accountActor('alice');
 const bob = accountActor('bob', 'scred_000000000000000000000002');
 
 async function graphOf(engine: ReturnType<typeof testEngine>, spaceRef: string): Promise<GraphRecord[]> {
-  return (await engine.deps.storage.listRecords<GraphRecord>(Collections.graph, `${spaceRef}/`)).map((r) => r.value);
+  return (await engine.deps.storage.listRecords<GraphRecord>(KnowledgeCollections.graph, `${spaceRef}/`)).map((r) => r.value);
 }
 
 test('a submission answers proposed, review-in-browser, its review page and support paths', async () => {
@@ -36,13 +36,13 @@ test('same job and key: replayed; same key with another request: IDEMPOTENCY_CON
   const first = await engine.knowledge.submitProposal(run, sampleProposal(), { idempotencyKey: key });
   const again = await engine.knowledge.submitProposal(run, sampleProposal(), { idempotencyKey: key });
   assert.is(again.proposalRef, first.proposalRef);
-  const before = (await engine.deps.storage.listRecords(Collections.proposals)).length;
+  const before = (await engine.deps.storage.listRecords(KnowledgeCollections.proposals)).length;
   const other = await errorOf(engine.knowledge.submitProposal(run, sampleProposal('Pierre Curie'), { idempotencyKey: key }));
   assert.is(other.code, 'IDEMPOTENCY_CONFLICT');
   const bad = await errorOf(engine.knowledge.submitProposal(run, { ...sampleProposal(), v: 3 }, { idempotencyKey: freshKey() }));
   assert.is(bad.code, 'INVALID_REQUEST');
   assert.equal(bad.fields, ['v']);
-  assert.is((await engine.deps.storage.listRecords(Collections.proposals)).length, before);
+  assert.is((await engine.deps.storage.listRecords(KnowledgeCollections.proposals)).length, before);
 });
 
 test("a space outside the actor's boundary is NOT_FOUND (other account, other bound document, mismatched spaceRef)", async () => {

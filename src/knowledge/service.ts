@@ -15,7 +15,7 @@ import type { ProposalSubmissionResult } from './proposal-schema.ts';
 import { createProposals, type DecisionInput, type DecisionOutcome, type SubmissionRun } from './proposals.ts';
 import { IdempotencyStore } from '../idempotency/idempotency.ts';
 import { SearchRequestSchema, type PublicArtifactRef, type ReviewView, type SearchPage } from './public-schemas.ts';
-import { Collections, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from './records.ts';
+import { KnowledgeCollections, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from './records.ts';
 import { createReleases, type ArtifactRef, type ReleaseInput } from './releases.ts';
 import { createSearchIndex } from './search-index.ts';
 import { createSpaceDirectory } from './spaces.ts';
@@ -109,9 +109,9 @@ export function createKnowledgeService(deps: EngineDeps, options: { idempotency?
 
   async function proposalOfReview(reviewRef: string): Promise<ProposalRecord | null> {
     if (!Patterns.reviewRef.test(reviewRef)) return null;
-    const review = await storage.getRecord<{ proposalRef: string }>(Collections.reviews, reviewRef);
+    const review = await storage.getRecord<{ proposalRef: string }>(KnowledgeCollections.reviews, reviewRef);
     if (!review) return null;
-    return (await storage.getRecord<ProposalRecord>(Collections.proposals, review.value.proposalRef))?.value ?? null;
+    return (await storage.getRecord<ProposalRecord>(KnowledgeCollections.proposals, review.value.proposalRef))?.value ?? null;
   }
 
   const operator: KnowledgeOperator = {
@@ -179,7 +179,7 @@ export function createKnowledgeService(deps: EngineDeps, options: { idempotency?
       return { ref, canonicalUrl, dataJson, release };
     },
     async graphRevision(spaceRef) {
-      const rec = Patterns.spaceRef.test(spaceRef) ? await storage.getRecord<SpaceRecord>(Collections.spaces, spaceRef) : null;
+      const rec = Patterns.spaceRef.test(spaceRef) ? await storage.getRecord<SpaceRecord>(KnowledgeCollections.spaces, spaceRef) : null;
       return rec?.value.graphRevision ?? null;
     },
     operator,

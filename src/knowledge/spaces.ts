@@ -8,7 +8,7 @@
 import type { Actor, EngineDeps } from '../deps.ts';
 import type { HeadCursor } from '../ports.ts';
 import { Patterns } from '../ids.ts';
-import { Collections, type SpaceRecord } from './records.ts';
+import { KnowledgeCollections, type SpaceRecord } from './records.ts';
 
 /** The owner of a space: its account and document. */
 export interface SpaceOwner {
@@ -46,7 +46,7 @@ export function createSpaceDirectory(deps: EngineDeps): SpaceDirectory {
   async function stored(spaceRef: string): Promise<SpaceOwner | null> {
     const cached = owners.get(spaceRef);
     if (cached) return cached;
-    const rec = await storage.getRecord<SpaceRecord>(Collections.spaces, spaceRef);
+    const rec = await storage.getRecord<SpaceRecord>(KnowledgeCollections.spaces, spaceRef);
     if (!rec) return null;
     const owner = { accountId: rec.value.accountId, documentRef: rec.value.documentRef };
     owners.set(spaceRef, owner);

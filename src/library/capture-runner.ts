@@ -7,7 +7,7 @@ import type { EngineDeps } from '../deps.ts';
 import { isStorageConflict, type BatchOp } from '../ports.ts';
 import { CaptureFailure, isCaptureFailure, type Extractor, type Fetcher } from './capture-port.ts';
 import {
-  Collections,
+  LibraryCollections,
   accountKey,
   itemPutOp,
   uploadPutOp,
@@ -137,11 +137,11 @@ async function capture(env: CaptureEnv, item: ItemRecord, signal: AbortSignal): 
  */
 export async function runCaptureJob(env: CaptureEnv, key: string, signal: AbortSignal): Promise<void> {
   const { storage } = env.deps;
-  const job = await storage.getRecord<CaptureJobRecord>(Collections.jobs, key);
+  const job = await storage.getRecord<CaptureJobRecord>(LibraryCollections.jobs, key);
   if (!job) return;
-  let stored = await storage.getRecord<ItemRecord>(Collections.items, key);
+  let stored = await storage.getRecord<ItemRecord>(LibraryCollections.items, key);
   if (!stored || stored.value.capture?.state !== 'pending') {
-    await storage.commit([{ kind: 'record.delete', collection: Collections.jobs, key }]);
+    await storage.commit([{ kind: 'record.delete', collection: LibraryCollections.jobs, key }]);
     return;
   }
   let outcome: Outcome;
@@ -169,10 +169,10 @@ export async function runCaptureJob(env: CaptureEnv, key: string, signal: AbortS
         capturedAt: outcome.capture ? now : null,
       },
     };
-    const ops: BatchOp[] = [itemPutOp(next, stored.revision), { kind: 'record.delete', collection: Collections.jobs, key }];
-    if (outcome.capture) ops.unshift({ kind: 'record.put', collection: Collections.captures, key: accountKey(item.accountId, outcome.capture.captureId), value: outcome.capture, expectedRevision: null });
+    const ops: BatchOp[] = [itemPutOp(next, stored.revision), { kind: 'record.delete', collection: LibraryCollections.jobs, key }];
+    if (outcome.capture) ops.unshift({ kind: 'record.put', collection: LibraryCollections.captures, key: accountKey(item.accountId, outcome.capture.captureId), value: outcome.capture, expectedRevision: null });
     // The upload stops being live with its capture: its bytes are dropped after the commit.
-    const upload = item.uploadId ? await storage.getRecord<UploadRecord>(Collections.uploads, accountKey(item.accountId, item.uploadId)) : null;
+    const upload = item.uploadId ? await storage.getRecord<UploadRecord>(LibraryCollections.uploads, accountKey(item.accountId, item.uploadId)) : null;
     if (upload) ops.push(uploadPutOp(upload.value, upload.revision, false));
     try {
       await storage.commit(ops);
@@ -181,10 +181,10 @@ export async function runCaptureJob(env: CaptureEnv, key: string, signal: AbortS
     } catch (e) {
       // A reading-state change landed meanwhile: apply the capture on top of the new revision.
       if (!isStorageConflict(e) || attempt >= 8) throw e;
-      const again = await storage.getRecord<ItemRecord>(Collections.items, key);
+      const again = await storage.getRecord<ItemRecord>(LibraryCollections.items, key);
       if (!again || again.value.capture?.state !== 'pending') {
         // Another process finished this capture first: only the job record is left to drop.
-        await storage.commit([{ kind: 'record.delete', collection: Collections.jobs, key }]);
+        await storage.commit([{ kind: 'record.delete', collection: LibraryCollections.jobs, key }]);
         return;
       }
       stored = again;

@@ -13,11 +13,11 @@ import { IdempotencyStore, createdReceipt, newReceiptRef, replayedReceipt, write
 import type { BatchOp } from '../ports.ts';
 import type { CaptureEnv } from './capture-runner.ts';
 import type { CaptureQueue } from './capture-queue.ts';
-import { Collections, accountKey, type ItemRecord } from './records.ts';
+import { LibraryCollections, accountKey, type ItemRecord } from './records.ts';
 import { notFound } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
 import type { UploadSpool } from './upload-spool.ts';
-import type { KeyedLock } from './keyed-lock.ts';
+import type { KeyedLock } from '../keyed-lock.ts';
 
 /** Upload limits. */
 export interface UploadSettings {
@@ -99,7 +99,7 @@ export async function idempotent<R, A>(
 
 /** Load an item of the actor's account, or NOT_FOUND. */
 export async function loadItem(ctx: LibraryContext, actor: Actor, itemId: string, what = 'Library item'): Promise<StoredRecord<ItemRecord>> {
-  const stored = await ctx.deps.storage.getRecord<ItemRecord>(Collections.items, accountKey(actor.accountId, itemId));
+  const stored = await ctx.deps.storage.getRecord<ItemRecord>(LibraryCollections.items, accountKey(actor.accountId, itemId));
   if (!stored) throw notFound(`${what} ${itemId}`);
   return stored;
 }

@@ -9,7 +9,7 @@ import type { WriteReceipt } from '../idempotency/idempotency.ts';
 import { idempotent, loadItem, mintId, type LibraryContext, type Written } from './context.ts';
 import { currentCapture, loadSource } from './reader-page.ts';
 import { accountKey, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord, type LibraryItem } from './records.ts';
-import { targetOf, type CreateNoteCommand, type HighlightCommand, type RecaptureCommand, type SetReadingStateCommand } from './schemas.ts';
+import { commandTarget, type CreateNoteCommand, type HighlightCommand, type RecaptureCommand, type SetReadingStateCommand } from './schemas.ts';
 import { checkSelections } from './selection.ts';
 
 type WrittenItem = Promise<{ item: LibraryItem; created: boolean; receipt: WriteReceipt | null }>;
@@ -69,7 +69,7 @@ function stale(itemId: string, expected: number, current: number): ServiceError 
 
 /** Set read and archived on any item, guarded by its current revision (stale → PRECONDITION_FAILED, item unchanged). */
 export function setReadingState(ctx: LibraryContext, actor: Actor, command: SetReadingStateCommand): WrittenItem {
-  const target = targetOf(command);
+  const target = commandTarget(command);
   const load = () => (target.role === 'sourceId' ? loadSource(ctx, actor, target.id) : loadItem(ctx, actor, target.id));
   const apply = async () => {
     const stored = await load();

@@ -8,7 +8,7 @@ import type { Actor } from '../deps.ts';
 import { invalid } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
 import { loadItem, type LibraryContext } from './context.ts';
-import { Collections, accountKey, toLibraryItem, type CaptureRecord, type ItemRecord } from './records.ts';
+import { LibraryCollections, accountKey, toLibraryItem, type CaptureRecord, type ItemRecord } from './records.ts';
 import { codePointLength } from './schemas.ts';
 
 export type { ReaderBlock, ReaderPage } from './result-schemas.ts';
@@ -28,7 +28,7 @@ export async function loadSource(ctx: LibraryContext, actor: Actor, sourceId: st
 export async function currentCapture(ctx: LibraryContext, source: ItemRecord): Promise<CaptureRecord | null> {
   const id = source.capture?.captureId;
   if (!id) return null;
-  const stored = await ctx.deps.storage.getRecord<CaptureRecord>(Collections.captures, accountKey(source.accountId, id));
+  const stored = await ctx.deps.storage.getRecord<CaptureRecord>(LibraryCollections.captures, accountKey(source.accountId, id));
   return stored?.value ?? null;
 }
 

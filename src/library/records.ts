@@ -13,7 +13,7 @@ import type { Selection } from './schemas.ts';
 import type { LibraryItem } from './result-schemas.ts';
 
 /** Storage collections of the library. */
-export const Collections = {
+export const LibraryCollections = {
   items: 'library.items',
   captures: 'library.captures',
   jobs: 'library.capture-jobs',
@@ -136,7 +136,7 @@ const MAX_TIME = 0xfffffffffffff;
 export function jobPutOp(job: CaptureJobRecord): BatchOp {
   return {
     kind: 'record.put',
-    collection: Collections.jobs,
+    collection: LibraryCollections.jobs,
     key: accountKey(job.accountId, job.itemId),
     value: job,
     index: { partition: PENDING_PARTITION, sortKey: sortKeyOfTime(MAX_TIME - job.enqueuedAt) },
@@ -148,7 +148,7 @@ export function jobPutOp(job: CaptureJobRecord): BatchOp {
  * (sorted by creation, newest first).
  */
 export function uploadPutOp(upload: UploadRecord, expectedRevision: number | null | undefined, live: boolean): BatchOp {
-  const op: BatchOp = { kind: 'record.put', collection: Collections.uploads, key: accountKey(upload.accountId, upload.uploadId), value: upload };
+  const op: BatchOp = { kind: 'record.put', collection: LibraryCollections.uploads, key: accountKey(upload.accountId, upload.uploadId), value: upload };
   if (expectedRevision !== undefined) op.expectedRevision = expectedRevision;
   if (live) op.index = { partition: LIVE_UPLOADS_PARTITION, sortKey: sortKeyOfTime(upload.createdAt) };
   return op;
@@ -156,7 +156,7 @@ export function uploadPutOp(upload: UploadRecord, expectedRevision: number | nul
 
 /** The batch op that stores an item at a known revision (null: must not exist). */
 export function itemPutOp(item: ItemRecord, expectedRevision: number | null): BatchOp {
-  return { kind: 'record.put', collection: Collections.items, key: accountKey(item.accountId, item.itemId), value: item, expectedRevision, index: itemIndex(item) };
+  return { kind: 'record.put', collection: LibraryCollections.items, key: accountKey(item.accountId, item.itemId), value: item, expectedRevision, index: itemIndex(item) };
 }
 
 export type { LibraryItem } from './result-schemas.ts';

@@ -79,7 +79,7 @@ export const GetSchema = v.strictObject({
   itemId: v.optional(id(Patterns.itemId, 'itemId')),
   sourceId: v.optional(id(Patterns.itemId, 'sourceId')),
 });
-export const ReaderPageSchema = v.strictObject({ type: v.literal('reader-page'), sourceId: id(Patterns.itemId, 'sourceId') });
+export const ReaderPageCommandSchema = v.strictObject({ type: v.literal('reader-page'), sourceId: id(Patterns.itemId, 'sourceId') });
 export const HighlightSchema = v.strictObject({
   type: v.literal('highlight'),
   sourceId: id(Patterns.itemId, 'sourceId'),
@@ -130,7 +130,7 @@ export const LibraryCommandSchema = v.variant(
     SaveLinkSchema,
     ListSchema,
     GetSchema,
-    ReaderPageSchema,
+    ReaderPageCommandSchema,
     HighlightSchema,
     CreateNoteSchema,
     SetReadingStateSchema,
@@ -186,7 +186,7 @@ export function scopeOfCommand(body: unknown): 'library:read' | 'library:write' 
  * The item a `get` or `set-reading-state` names: `itemId` or `sourceId`, exactly one of them.
  * @returns the id and the role it was given in (`sourceId` must name a source)
  */
-export function targetOf(command: { itemId?: string | undefined; sourceId?: string | undefined }): { id: string; role: 'itemId' | 'sourceId' } {
+export function commandTarget(command: { itemId?: string | undefined; sourceId?: string | undefined }): { id: string; role: 'itemId' | 'sourceId' } {
   if (command.itemId !== undefined && command.sourceId !== undefined) {
     throw invalid('Name the item by itemId or by sourceId, not both.', [
       { field: 'itemId', message: 'must not be given together with sourceId' },

@@ -19,11 +19,11 @@ import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts'
 import { createNote, highlight, recapture, setReadingState } from './item-writes.ts';
 import { decodeListCursor, encodeListCursor } from './list-cursor.ts';
 import { loadSource, readerPage } from './reader-page.ts';
-import { Collections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord } from './records.ts';
-import { LibraryCommandSchema, requiredScope, targetOf, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
+import { LibraryCollections, PENDING_PARTITION, itemPutOp, jobPutOp, toLibraryItem, type ItemRecord } from './records.ts';
+import { LibraryCommandSchema, requiredScope, commandTarget, type LibraryCommand, type ListCommand, type SaveLinkCommand } from './schemas.ts';
 import { finishUpload, prepareUpload, putUploadBytes, type ReceivedUpload } from './uploads.ts';
 import { memoryUploadSpool, type UploadSpool } from './upload-spool.ts';
-import { KeyedLock } from './keyed-lock.ts';
+import { KeyedLock } from '../keyed-lock.ts';
 import { sweepUploads, type SweepReport } from './upload-upkeep.ts';
 
 export { requiredScope };
@@ -121,7 +121,7 @@ async function saveLink(ctx: LibraryContext, actor: Actor, command: SaveLinkComm
 async function list(ctx: LibraryContext, actor: Actor, command: ListCommand) {
   const credential = actor.credentialRef ?? '';
   const after = command.cursor === undefined ? null : decodeListCursor(credential, command.cursor);
-  const page = await ctx.deps.storage.listPage<ItemRecord>(Collections.items, actor.accountId, command.limit ?? 20, after);
+  const page = await ctx.deps.storage.listPage<ItemRecord>(LibraryCollections.items, actor.accountId, command.limit ?? 20, after);
   return { items: page.records.map(toLibraryItem), nextCursor: page.next === null ? null : encodeListCursor(credential, page.next) };
 }
 
@@ -134,7 +134,7 @@ async function run(ctx: LibraryContext, actor: Actor, command: LibraryCommand): 
     case 'list':
       return { type: 'list', ...(await list(ctx, actor, command)) };
     case 'get': {
-      const target = targetOf(command);
+      const target = commandTarget(command);
       const stored = target.role === 'sourceId' ? await loadSource(ctx, actor, target.id) : await loadItem(ctx, actor, target.id);
       return { type: 'get', item: toLibraryItem(stored) };
     }
@@ -186,7 +186,7 @@ export function createLibraryService(deps: EngineDeps, options: LibraryOptions =
     const keys: string[] = [];
     let after: string | null = null;
     do {
-      const page: RecordPage = await deps.storage.listPage(Collections.jobs, PENDING_PARTITION, Math.min(1000, room + known.size), after);
+      const page: RecordPage = await deps.storage.listPage(LibraryCollections.jobs, PENDING_PARTITION, Math.min(1000, room + known.size), after);
       for (const r of page.records) if (!known.has(r.key) && keys.length < room) keys.push(r.key);
       after = page.next;
     } while (after !== null && keys.length < room);

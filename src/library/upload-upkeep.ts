@@ -12,14 +12,14 @@ import type { Actor } from '../deps.ts';
 import { ServiceError } from '../errors.ts';
 import { isStorageConflict, type BatchOp, type RecordPage, type StoredRecord } from '../ports.ts';
 import type { LibraryContext } from './context.ts';
-import { Collections, LIVE_UPLOADS_PARTITION, accountKey, uploadPutOp, type UploadRecord } from './records.ts';
+import { LibraryCollections, LIVE_UPLOADS_PARTITION, accountKey, uploadPutOp, type UploadRecord } from './records.ts';
 
 /** Every live upload record. */
 export async function liveUploads(ctx: LibraryContext): Promise<StoredRecord<UploadRecord>[]> {
   const out: StoredRecord<UploadRecord>[] = [];
   let after: string | null = null;
   do {
-    const page: RecordPage<UploadRecord> = await ctx.deps.storage.listPage<UploadRecord>(Collections.uploads, LIVE_UPLOADS_PARTITION, 1000, after);
+    const page: RecordPage<UploadRecord> = await ctx.deps.storage.listPage<UploadRecord>(LibraryCollections.uploads, LIVE_UPLOADS_PARTITION, 1000, after);
     out.push(...page.records);
     after = page.next;
   } while (after !== null);
@@ -93,7 +93,7 @@ export async function sweepUploads(ctx: LibraryContext, options: { orphans: bool
   for (const stored of await liveUploads(ctx)) {
     const u = stored.value;
     if (u.state === 'finished') {
-      const pending = u.itemId !== null && (await ctx.deps.storage.getRecord(Collections.jobs, accountKey(u.accountId, u.itemId))) !== null;
+      const pending = u.itemId !== null && (await ctx.deps.storage.getRecord(LibraryCollections.jobs, accountKey(u.accountId, u.itemId))) !== null;
       if (pending) wanted.add(u.uploadId);
       else if (await commitQuietly(ctx, [uploadPutOp(u, stored.revision, false)])) {
         await spool.remove(u.uploadId);

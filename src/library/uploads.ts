@@ -12,7 +12,7 @@ import type { StoredRecord } from '../ports.ts';
 import type { WriteReceipt } from '../idempotency/idempotency.ts';
 import { idempotent, loadItem, mintId, type LibraryContext } from './context.ts';
 import { checkOpenUploadCaps } from './upload-upkeep.ts';
-import { Collections, accountKey, itemPutOp, jobPutOp, toLibraryItem, uploadPutOp, type ItemRecord, type LibraryItem, type UploadRecord } from './records.ts';
+import { LibraryCollections, accountKey, itemPutOp, jobPutOp, toLibraryItem, uploadPutOp, type ItemRecord, type LibraryItem, type UploadRecord } from './records.ts';
 import type { FinishUploadCommand, PrepareUploadCommand } from './schemas.ts';
 import { sha256Incremental } from '../hash.ts';
 
@@ -30,7 +30,7 @@ function view(u: UploadRecord): PendingUpload {
 }
 
 async function loadUpload(ctx: LibraryContext, actor: Actor, uploadId: string): Promise<StoredRecord<UploadRecord>> {
-  const stored = await ctx.deps.storage.getRecord<UploadRecord>(Collections.uploads, accountKey(actor.accountId, uploadId));
+  const stored = await ctx.deps.storage.getRecord<UploadRecord>(LibraryCollections.uploads, accountKey(actor.accountId, uploadId));
   if (!stored) throw notFound(`Upload ${uploadId}`);
   return stored;
 }

@@ -23,11 +23,12 @@ import { isTerminal } from '../jobs/states.ts';
 import { publicationStep } from './publication.ts';
 import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../ports.ts';
 import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
+import { accountActor } from '../deps.ts';
 import { APP_CSS, APP_JS, FAVICON_ICO } from './assets.ts';
-import { escapeHtml, PAGE_CSP, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
+import { escapeHtml } from '../escape-html.ts';
+import { PAGE_CSP, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
 import { RequestInspector, type InspectorLimits, type AnsweredRequest } from './inspector.ts';
 import {
-  accountActor,
   accountJobs,
   documentBody,
   documentView,

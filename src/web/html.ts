@@ -10,12 +10,6 @@ import { Eta } from 'eta/core';
 import type { PlainResponse } from '../api/types.ts';
 import { ASSET_VERSION } from './assets.ts';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** HTML-escape text (the same escaping Eta applies to `<%= %>`). */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
 
 /** The policy of every page: own scripts, styles and connections only; never framed. */
 export const PAGE_CSP =

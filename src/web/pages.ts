@@ -7,14 +7,14 @@ import type { Credential } from '../auth/credentials.ts';
 import { displayPrefix } from '../auth/tokens.ts';
 import { SCOPES } from '../auth/scopes.ts';
 import { isoTimestamp } from '../clock.ts';
-import type { Actor } from '../deps.ts';
+import { accountActor } from '../deps.ts';
 import type { Engine } from '../engine.ts';
 import { isServiceError, notFound } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { JOBS_COLLECTION, listPartition, type StoredJob } from '../jobs/store.ts';
 import { isTerminal } from '../jobs/states.ts';
 import type { ResearchJob } from '../jobs/schemas.ts';
-import { Collections, releaseKey, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from '../knowledge/records.ts';
+import { KnowledgeCollections, releaseKey, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from '../knowledge/records.ts';
 import { locatorPath } from '../knowledge/service.ts';
 import { render } from './html.ts';
 import type { RequestInspector } from './inspector.ts';
@@ -24,10 +24,6 @@ import { PUBLICATION_COLLECTION, type PublicationRecord } from '../jobs/public-a
 
 export { PUBLICATION_COLLECTION, type PublicationRecord } from '../jobs/public-artifacts.ts';
 
-/** The trusted actor of an account. */
-export function accountActor(accountId: string): Actor {
-  return { accountId, credentialRef: null, documentRef: null };
-}
 
 /** The values the token form shows (empty or as the person sent them). */
 export interface TokenForm {
@@ -89,7 +85,7 @@ export async function homeBody(engine: Engine, accountId: string, inspector: Req
   const [docs, jobs, proposals, library] = await Promise.all([
     engine.documents.list(actor, { limit: 20 }),
     accountJobs(engine, accountId, credentials),
-    engine.deps.storage.listRecords<ProposalRecord>(Collections.proposals),
+    engine.deps.storage.listRecords<ProposalRecord>(KnowledgeCollections.proposals),
     engine.library.execute(actor, { type: 'list', limit: 20 }).catch(() => null),
   ]);
   const questionOfReview = new Map(jobs.filter((j) => j.artifacts.review).map((j) => [j.artifacts.review!.reviewRef, j.spec.question]));
@@ -206,11 +202,11 @@ export interface PublicationState {
 /** Read the publication state of an accepted proposal. */
 export async function publicationState(engine: Engine, p: ProposalRecord): Promise<PublicationState> {
   const { storage } = engine.deps;
-  const space = await storage.getRecord<SpaceRecord>(Collections.spaces, p.spaceRef);
+  const space = await storage.getRecord<SpaceRecord>(KnowledgeCollections.spaces, p.spaceRef);
   const record = await storage.getRecord<PublicationRecord>(PUBLICATION_COLLECTION, p.reviewRef);
   const releases: ReleaseRecord[] = [];
   for (const ref of record?.value.releases ?? []) {
-    const r = await storage.getRecord<ReleaseRecord>(Collections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
+    const r = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
     if (r) releases.push(r.value);
   }
   return {

@@ -12,10 +12,11 @@ import type { Engine } from '../engine.ts';
 import { conflict } from '../errors.ts';
 import { JOBS_COLLECTION, type StoredJob } from '../jobs/store.ts';
 import type { ProposalRecord, ReleaseRecord } from '../knowledge/records.ts';
-import { Collections, releaseKey } from '../knowledge/records.ts';
+import { KnowledgeCollections, releaseKey } from '../knowledge/records.ts';
 import type { ArtifactRef } from '../knowledge/releases.ts';
 import { isStorageConflict } from '../ports.ts';
-import { accountActor, PUBLICATION_COLLECTION, type PublicationRecord } from './pages.ts';
+import { accountActor } from '../deps.ts';
+import { PUBLICATION_COLLECTION, type PublicationRecord } from './pages.ts';
 
 /** A step of the review page's publication. */
 export type PublicationStep = 'confirm-rights' | 'release' | 'promote';
@@ -66,7 +67,7 @@ export async function publicationStep(engine: Engine, p: ProposalRecord, step: P
   }
   if (!record) throw conflict('Release first: there is nothing to promote yet.');
   for (const ref of record.value.releases) {
-    const current = await storage.getRecord<ReleaseRecord>(Collections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
+    const current = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
     if (current?.value.state === 'pending-promotion') await engine.operator.promote(ref, { decision: 'approve', person });
   }
 }

@@ -10,7 +10,7 @@ import { SCOPES } from '../auth/scopes.ts';
 import type { Actor } from '../deps.ts';
 import type { Engine } from '../engine.ts';
 import type { ResearchRunContext, ResearchRunner } from '../jobs/runner.ts';
-import { Collections, type ProposalRecord } from '../knowledge/records.ts';
+import { KnowledgeCollections, type ProposalRecord } from '../knowledge/records.ts';
 import { recordTopic } from '../ports.ts';
 import { specBody } from '../jobs/jobs-kit.ts';
 
@@ -38,11 +38,11 @@ async function decided(engine: Engine, ctx: ResearchRunContext, proposalRef: str
   for (;;) {
     let wake: () => void = () => undefined;
     const changed = new Promise<void>((resolve) => (wake = resolve));
-    const off = storage.subscribe(recordTopic(Collections.proposals, proposalRef), () => wake());
+    const off = storage.subscribe(recordTopic(KnowledgeCollections.proposals, proposalRef), () => wake());
     const onAbort = () => wake();
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const p = (await storage.getRecord<ProposalRecord>(Collections.proposals, proposalRef))?.value;
+      const p = (await storage.getRecord<ProposalRecord>(KnowledgeCollections.proposals, proposalRef))?.value;
       if (p && p.state !== 'proposed' && p.state !== 'in-review') return p.state;
       if (ctx.signal.aborted) return 'withdrawn';
       await changed;

@@ -4,7 +4,7 @@
  * @module
  */
 import type { ToolSpec } from './catalog.ts';
-import type { Answer, CallContext } from './session.ts';
+import type { McpAnswer, CallContext } from './session.ts';
 
 /** The request of a tool call, before it is sent. */
 export interface BuiltRequest {
@@ -63,7 +63,7 @@ export function intentOf(args: Record<string, unknown>): Record<string, unknown>
 }
 
 /** Remember the revision an answer carries, under the document or job it is about. */
-export function remember(ctx: CallContext, request: BuiltRequest, answer: Answer): void {
+export function remember(ctx: CallContext, request: BuiltRequest, answer: McpAnswer): void {
   const revision = answer.headers['service-revision'];
   if (revision === undefined || answer.status >= 400) return;
   const data = (answer.json as { data?: { documentRef?: unknown; jobId?: unknown } } | undefined)?.data;

@@ -3,7 +3,7 @@
  * ETag, Retry-After, budget, loss count) and the body, as text and as structured content.
  * @module
  */
-import type { Answer } from './session.ts';
+import type { McpAnswer } from './session.ts';
 
 /** A `tools/call` result. */
 export interface ToolResult {
@@ -16,7 +16,7 @@ export interface ToolResult {
 const KEPT_HEADERS = ['service-revision', 'etag', 'location', 'retry-after', 'x-service-markdown-loss-count', 'x-service-requests-remaining', 'x-request-id'];
 
 /** The answer as a tool result; `extra` adds fields (e.g. what the tool did on a 412). */
-export function answerResult(answer: Answer, extra: Record<string, unknown> = {}): ToolResult {
+export function answerResult(answer: McpAnswer, extra: Record<string, unknown> = {}): ToolResult {
   const headers: Record<string, string> = {};
   for (const name of KEPT_HEADERS) if (answer.headers[name] !== undefined) headers[name] = answer.headers[name];
   const isError = answer.status >= 400;
@@ -41,7 +41,7 @@ export function refusal(message: string, details: Record<string, unknown> = {}):
  * given or remembered; nothing was sent) or PRECONDITION_FAILED (the API answered 412), with the
  * current revision and what to do. `answer` is the API's own answer when there was one.
  */
-export function guardResult(code: 'PRECONDITION_REQUIRED' | 'PRECONDITION_FAILED', currentRevision: string | null, whatToDo: string, details: Record<string, unknown> = {}, answer?: Answer): ToolResult {
+export function guardResult(code: 'PRECONDITION_REQUIRED' | 'PRECONDITION_FAILED', currentRevision: string | null, whatToDo: string, details: Record<string, unknown> = {}, answer?: McpAnswer): ToolResult {
   const status = code === 'PRECONDITION_REQUIRED' ? 428 : 412;
   const message =
     code === 'PRECONDITION_REQUIRED'

@@ -43,7 +43,7 @@ export interface CallContext {
 }
 
 /** An answer of the handler with its body read. */
-export interface Answer {
+export interface McpAnswer {
   status: number;
   headers: Record<string, string>;
   /** Parsed JSON, when the answer is JSON. */
@@ -61,7 +61,7 @@ export async function send(
   headers: Record<string, string>,
   body?: unknown,
   bytes?: Uint8Array,
-): Promise<Answer> {
+): Promise<McpAnswer> {
   const h: Record<string, string> = { accept: 'application/json', ...headers };
   if (ctx.token !== undefined) h.authorization = `Bearer ${ctx.token}`;
   const request: PlainRequest = { method, url, headers: h, body: null, remoteAddress: 'mcp' };

@@ -6,7 +6,7 @@
  */
 import type { ToolSpec } from './catalog.ts';
 import { answerResult, guardResult, type ToolResult } from './results.ts';
-import { intentKey, send, type Answer, type CallContext } from './session.ts';
+import { intentKey, send, type McpAnswer, type CallContext } from './session.ts';
 import { intentOf, remember, type BuiltRequest } from './request.ts';
 
 /** Sends of one mutation intent: the first, and at most two after a 412. */
@@ -22,7 +22,7 @@ export function referencedBlockIds(mutation: unknown): string[] {
   return [...new Set(ids.filter((id): id is string => typeof id === 'string'))];
 }
 
-async function readHead(ctx: CallContext, url: string): Promise<Answer> {
+async function readHead(ctx: CallContext, url: string): Promise<McpAnswer> {
   return send(ctx, 'GET', url, {});
 }
 
@@ -37,7 +37,7 @@ const REREAD = (current: string | null) =>
   `Read the document again (getDocument with format=blocks), check that your mutation still makes sense, and call mutateDocument again with ifRevision=${JSON.stringify(current)}; or pass replan=true to have the tool send this same mutation against the current revision when every block it names still exists.`;
 
 /** The document's current revision (null when it cannot be read), and the read itself. */
-async function currentRevisionOf(ctx: CallContext, url: string): Promise<{ revision: string | null; read: Answer }> {
+async function currentRevisionOf(ctx: CallContext, url: string): Promise<{ revision: string | null; read: McpAnswer }> {
   const read = await readHead(ctx, url);
   return { revision: read.status === 200 ? (read.headers['service-revision'] ?? null) : null, read };
 }

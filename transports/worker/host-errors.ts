@@ -24,7 +24,7 @@ function errorAnswer(request: PlainRequest, status: number, error: ApiError, ext
 }
 
 /** 503 TEMPORARILY_UNAVAILABLE with `Retry-After` (whole seconds, at least 1) and `retryAfterMs`. */
-export function unavailable(request: PlainRequest, message: string, retryAfterMs: number): PlainResponse {
+export function hostUnavailable(request: PlainRequest, message: string, retryAfterMs: number): PlainResponse {
   const ms = Math.max(0, Math.min(86_400_000, Math.ceil(retryAfterMs)));
   return errorAnswer(
     request,

@@ -13,7 +13,7 @@ import { bodyLimitOf, createRouter } from '../../src/api/router.ts';
 import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
 import { contractOperations } from '../../src/contract/operations.ts';
 import { createFetch } from '../inproc/fetch-adapter.ts';
-import { internalError, unavailable } from './host-errors.ts';
+import { internalError, hostUnavailable } from './host-errors.ts';
 import type { WorkerHost, WorkerHostOptions } from './host-options.ts';
 import type { HostMessage, WireRequest, WorkerBoot, WorkerMessage } from './protocol.ts';
 import { spawnEngineWorker } from './spawn.ts';
@@ -107,7 +107,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
       pending.delete(id);
       p.detach();
       if (p.stream) p.stream.finish(new Error(reason));
-      else p.resolve(unavailable(p.request, reason, retryAfterMs));
+      else p.resolve(hostUnavailable(p.request, reason, retryAfterMs));
     }
     return failed;
   }
@@ -190,11 +190,11 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
   }
 
   const handler: Handler = async function handler(request: PlainRequest): Promise<PlainResponse> {
-    if (closing) return unavailable(request, 'The engine worker is shutting down.', retryAfterMs);
+    if (closing) return hostUnavailable(request, 'The engine worker is shutting down.', retryAfterMs);
     if (!conn.up && !(await whenReady())) {
-      return unavailable(request, 'The engine worker is restarting; retry after Retry-After.', retryAfterMs);
+      return hostUnavailable(request, 'The engine worker is restarting; retry after Retry-After.', retryAfterMs);
     }
-    if (closing) return unavailable(request, 'The engine worker is shutting down.', retryAfterMs);
+    if (closing) return hostUnavailable(request, 'The engine worker is shutting down.', retryAfterMs);
     const id = nextId++;
     const wire: WireRequest = { method: request.method, url: request.url, headers: request.headers, body: ownBytes(request.body) };
     if (request.bodyTooLarge) wire.bodyTooLarge = true;
@@ -207,7 +207,7 @@ export async function startWorkerHost(options: WorkerHostOptions): Promise<Worke
         pending.delete(id);
         post({ t: 'abort', id });
         if (p.stream) p.stream.finish(null);
-        else resolve(unavailable(request, 'The request was aborted before the engine answered.', retryAfterMs));
+        else resolve(hostUnavailable(request, 'The request was aborted before the engine answered.', retryAfterMs));
       };
       const detach = () => signal?.removeEventListener('abort', onAbort);
       pending.set(id, { request, resolve, detach });

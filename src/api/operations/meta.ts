@@ -4,7 +4,8 @@
  * @module
  */
 import { ServiceError } from '../../errors.ts';
-import { escapeHtml, renderDocumentPage, signInRequiredPage } from '../document-page.ts';
+import { escapeHtml } from '../../escape-html.ts';
+import { renderDocumentPage, signInRequiredPage } from '../document-page.ts';
 import { baseHeaders, JSON_TYPE } from '../envelope.ts';
 import { bind } from '../bind.ts';
 import { contract } from '../../contract/operations.ts';

@@ -15,7 +15,7 @@ import type { RequestContext } from '../context.ts';
 import { baseHeaders, ok } from '../envelope.ts';
 import { weakEtag } from '../http-util.ts';
 import { notModified, representationResponse } from '../representation.ts';
-import { SseStream, frameCache, type SseEvent } from '../sse.ts';
+import { SseStream, frameCache, type OutgoingSseEvent } from '../sse.ts';
 
 const actorOf = (ctx: RequestContext): Actor => ctx.credential!.actor;
 
@@ -34,7 +34,7 @@ const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_KINDS);
 const EVENT_STREAM = /(^|,)\s*text\/event-stream\s*(;|,|$)/i;
 
 /** Frames of job events, each encoded once however many streams carry it. */
-const framesOf = frameCache((event: ResearchJobEvent): SseEvent => ({ id: event.eventId, json: JSON.stringify(event), terminal: TERMINAL.has(event.kind) }));
+const framesOf = frameCache((event: ResearchJobEvent): OutgoingSseEvent => ({ id: event.eventId, json: JSON.stringify(event), terminal: TERMINAL.has(event.kind) }));
 
 /** A cursor error of the service names `after`; when the client sent Last-Event-ID, name that instead. */
 function cursorFromHeader(e: unknown): never {
