@@ -12,7 +12,8 @@ import { isStorageConflict, StorageConflictError, type BatchOp } from '../../src
 import { ALL_BYTES, append, bytes, create, eventually, head, put } from '../conformance/fixtures.ts';
 import { documentTopic, type DocumentHead } from '../../src/ports.ts';
 import { storageHome, suiteStorages } from './postgres-kit.ts';
-import { postgresStorage, type PostgresStorage } from './postgres-storage.ts';
+import { openPostgresStorage, postgresStorage, type PostgresStorage } from './postgres-storage.ts';
+import { pgDriver } from './driver.ts';
 
 const home = await storageHome();
 const onServer = home.kind === 'server';
@@ -179,6 +180,29 @@ test("an append is told to the other storage's subscribeAppends with its head an
   await eventually(() => topicCalls >= 4, 'the next append is told');
   assert.is(told.length, 1, 'a removed listener is not called');
   assert.equal(ownTold, [], "a storage's own commits are not told to its own listeners");
+});
+
+test('budget takes and commit notifications that wait while a side statement is on its way share the next one; the counts stay exact', async () => {
+  if (!onServer) return;
+  const statements: string[] = [];
+  const driver = pgDriver({ connectionString: home.url! });
+  const counted = { ...driver, query: ((text: string, params?: unknown[]) => (statements.push(text), driver.query(text, params))) as typeof driver.query };
+  const s = track(await openPostgresStorage(counted));
+  for (const ref of ['doc_side', 'doc_side_2', 'doc_side_3', 'doc_side_4']) await s.commit([create(ref)]);
+  await new Promise((resolve) => setTimeout(resolve, 50)); // their notifications are out
+  statements.length = 0;
+  const first = s.takeCount('budgets', 'cred_0', 0, 5); // goes at once, alone
+  // Meanwhile: 8 takes of one counter (limit 5), 4 of another, and 3 commits whose notifications wait.
+  const takes = [...Array.from({ length: 8 }, () => s.takeCount('budgets', 'cred_1', 0, 5)), ...Array.from({ length: 4 }, () => s.takeCount('budgets', 'cred_2', 0, 10))];
+  await Promise.all([2, 3, 4].map((v) => s.commit([append(`doc_side_${v}`, 2)])));
+  await s.commit([append('doc_side', 2)]);
+  const answers = await Promise.all([first, ...takes]);
+  assert.equal(answers.map((a) => [a.taken, a.used]), [[true, 1], [true, 1], [true, 2], [true, 3], [true, 4], [true, 5], [false, 5], [false, 5], [false, 5], [true, 1], [true, 2], [true, 3], [true, 4]], 'arrival order decides, exactly as one by one');
+  await new Promise((resolve) => setTimeout(resolve, 50)); // the last notifications are out
+  const side = statements.filter((t) => t.includes('kw_take_count') || t.includes('pg_notify'));
+  assert.ok(side.filter((t) => t.includes('kw_take_count')).length <= 2, `13 takes of 3 counters went in at most 2 statements (the first alone, the rest together): ${side.length} side statements`);
+  assert.ok(side.length <= 2 + 4, `13 takes and 4 commits' notifications: ${side.length} side statements (the takes' 2, at most one per commit for the notifications)`);
+  assert.is(side.filter((t) => t.includes('pg_notify')).length >= 1, true, 'the commits were notified');
 });
 
 test.run();
