@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
@@ -85,6 +86,15 @@ test('the runtime dependencies are exactly what the public entries import; test 
     assert.ok(packagesReachedFrom(testing).has(peer), `${peer} is used by the conformance suite`);
     assert.ok(manifest.devDependencies[peer], `${peer} is installed for this repository's own tests`);
   }
+});
+
+test('the package root exports at most 50 names (values and types): what an embedder uses; the rest is on subpaths', () => {
+  const file = join(root, 'src', 'index.ts');
+  const program = ts.createProgram([file], { allowImportingTsExtensions: true, noEmit: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, target: ts.ScriptTarget.ES2022, strict: true });
+  const checker = program.getTypeChecker();
+  const names = checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(file)!)!).map((s) => s.name);
+  assert.ok(names.length <= 50, `the root exports ${names.length} names: ${names.join(', ')}`);
+  for (const name of ['createEngine', 'Engine', 'Storage', 'createApiHandler', 'isServiceError', 'Actor']) assert.ok(names.includes(name), `${name}, which the guides import from the root`);
 });
 
 test.run();

@@ -3,9 +3,11 @@
  * The root exports the engine (and what configures it), the HTTP handler, the errors and the port
  * types: the storage port, the research runner, the library's fetcher and extractor, the clock and id
  * sources. The contract (every operation as data) and the OpenAPI helpers are at
- * `knowledge-workspace/contract`; storage adapters and transports have their own entry points
- * (`knowledge-workspace/adapters/memory`, `…/adapters/lowdb`, `…/transports/http`, `…/transports/inproc`,
- * and the storage conformance suite at `knowledge-workspace/testing`).
+ * `knowledge-workspace/contract`; the storage port in full (batch ops, heads, conflicts, change
+ * topics: what an adapter's author writes against) at `knowledge-workspace/ports`; storage adapters
+ * and transports have their own entry points (`knowledge-workspace/adapters/memory`,
+ * `…/adapters/lowdb`, `…/transports/http`, `…/transports/inproc`, and the storage conformance suite
+ * at `knowledge-workspace/testing`).
  * @module
  */
 import { createEngine as createWholeEngine, type EngineOptions, type PublicEngine } from './engine.ts';
@@ -40,19 +42,9 @@ export {
   type ServiceErrorOptions,
 } from './errors.ts';
 
-// Ports: storage, clock and ids, hashing, background errors
-export {
-  StorageConflictError,
-  isStorageConflict,
-  freezeRecordValue,
-  type Storage,
-  type BatchOp,
-  type DocumentHead,
-  type StoredDocument,
-  type StoredUpdate,
-  type StoredRecord,
-  type HeadCursor,
-} from './ports.ts';
+// Ports: storage, clock and ids, hashing, background errors. What a storage adapter's author needs
+// beyond `Storage` (batch ops, heads, conflicts, change topics) is the subpath `knowledge-workspace/ports`.
+export type { Storage } from './ports.ts';
 export { manualClock, type Clock, type ManualClock } from './clock.ts';
 export { seededIds, type IdSource } from './ids.ts';
 export type { Sha256Hex } from './hash.ts';

@@ -191,9 +191,9 @@ test('budget takes and commit notifications that wait while a side statement is 
   for (const ref of ['doc_side', 'doc_side_2', 'doc_side_3', 'doc_side_4']) await s.commit([create(ref)]);
   await new Promise((resolve) => setTimeout(resolve, 50)); // their notifications are out
   statements.length = 0;
-  const first = s.takeCount('budgets', 'cred_0', 0, 5); // goes at once, alone
+  const first = s.takeCount!('budgets', 'cred_0', 0, 5); // goes at once, alone
   // Meanwhile: 8 takes of one counter (limit 5), 4 of another, and 3 commits whose notifications wait.
-  const takes = [...Array.from({ length: 8 }, () => s.takeCount('budgets', 'cred_1', 0, 5)), ...Array.from({ length: 4 }, () => s.takeCount('budgets', 'cred_2', 0, 10))];
+  const takes = [...Array.from({ length: 8 }, () => s.takeCount!('budgets', 'cred_1', 0, 5)), ...Array.from({ length: 4 }, () => s.takeCount!('budgets', 'cred_2', 0, 10))];
   await Promise.all([2, 3, 4].map((v) => s.commit([append(`doc_side_${v}`, 2)])));
   await s.commit([append('doc_side', 2)]);
   const answers = await Promise.all([first, ...takes]);
