@@ -59,6 +59,11 @@ export interface EngineOptions {
  * inside the package {@link Engine} adds the dependencies.
  */
 export interface PublicEngine {
+  /**
+   * The absolute URL prefix of every link the engine's answers carry (`createEngine({ baseUrl })`;
+   * '' when not given): an edge mounting the API under a path checks that the links point into it.
+   */
+  readonly baseUrl: string;
   readonly documents: DocumentsService;
   readonly credentials: CredentialService;
   readonly activation: Activation;
@@ -134,6 +139,7 @@ export function createEngine(options: EngineOptions): Engine {
   let closed: Promise<void> | null = null;
   return {
     deps,
+    baseUrl: deps.baseUrl,
     documents,
     credentials,
     activation,

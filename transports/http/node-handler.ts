@@ -7,7 +7,7 @@
 import type http from 'node:http';
 import { createApiHandler, type ApiHandlerOptions } from '../../src/api/handler.ts';
 import type { Handler } from '../../src/api/types.ts';
-import { engineInternals, type PublicEngine } from '../../src/engine.ts';
+import type { PublicEngine } from '../../src/engine.ts';
 import { requestListener } from './listener.ts';
 
 /** Options of {@link createNodeHandler}: the API handler's options, a prefix and the body limit. */
@@ -78,12 +78,12 @@ function withPrefixedLocations(api: Handler, prefix: string): Handler {
  * would point outside the mount).
  */
 export function createNodeHandler(publicEngine: PublicEngine, options: NodeHandlerOptions = {}): NodeHandler {
-  const engine = engineInternals(publicEngine);
+  const engine = publicEngine;
   const { prefix: rawPrefix, maxBodyBytes, ...apiOptions } = options;
   const prefix = normalizePrefix(rawPrefix);
-  const baseUrl = engine.deps.baseUrl.replace(/\/+$/, '');
+  const baseUrl = engine.baseUrl.replace(/\/+$/, '');
   if (prefix !== '' && !baseUrl.endsWith(prefix)) {
-    throw new TypeError(`createNodeHandler: the engine's baseUrl "${engine.deps.baseUrl}" must end with the prefix ${prefix} so that browserHref links point into the mount (e.g. createEngine({ baseUrl: "http://127.0.0.1:3000${prefix}" }))`);
+    throw new TypeError(`createNodeHandler: the engine's baseUrl "${engine.baseUrl}" must end with the prefix ${prefix} so that browserHref links point into the mount (e.g. createEngine({ baseUrl: "http://127.0.0.1:3000${prefix}" }))`);
   }
   const api = createApiHandler({ ...apiOptions, engine });
   const listener = requestListener(prefix ? withPrefixedLocations(api, prefix) : api, maxBodyBytes === undefined ? {} : { maxBodyBytes });
