@@ -6,7 +6,8 @@
  * @module
  */
 import * as Y from 'yjs';
-import { MessageReader, varUintBytes } from './codec.ts';
+import * as encoding from 'lib0/encoding';
+import { MessageReader } from './codec.ts';
 import { SLOW_PEER_CLOSE, type PeerLimits } from './limits.ts';
 
 /** What the guard needs of a peer's WebSocket (a `ws` WebSocket). */
@@ -162,17 +163,10 @@ export class PeerGuard {
     }
     if (all) return count > 0 ? update : null;
     if (kept.length === 0) return null;
-    const head = varUintBytes(kept.length / 2);
-    let size = head.length;
-    for (let i = 0; i < kept.length; i += 2) size += kept[i + 1]! - kept[i]!;
-    const out = new Uint8Array(size);
-    out.set(head, 0);
-    let at = head.length;
-    for (let i = 0; i < kept.length; i += 2) {
-      out.set(update.subarray(kept[i]!, kept[i + 1]!), at);
-      at += kept[i + 1]! - kept[i]!;
-    }
-    return out;
+    const encoder = encoding.createEncoder();
+    encoding.writeVarUint(encoder, kept.length / 2);
+    for (let i = 0; i < kept.length; i += 2) encoding.writeUint8Array(encoder, update.subarray(kept[i]!, kept[i + 1]!));
+    return encoding.toUint8Array(encoder);
   }
 
   /** Answer a query-awareness at most once per `queryAwarenessMs` (queries meanwhile get one answer after it). */

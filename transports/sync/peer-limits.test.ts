@@ -10,7 +10,8 @@ import * as assert from 'uvu/assert';
 import * as Y from 'yjs';
 import { startServer, type TestServer } from '../../fixtures/http-kit.ts';
 import { attachSync, type SyncOptions, type SyncServer } from './attach.ts';
-import { encodeMessage, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE, varUintBytes } from './codec.ts';
+import { encodeMessage, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE } from './codec.ts';
+import * as encoding from 'lib0/encoding';
 import { SLOW_PEER_CLOSE } from './limits.ts';
 import { findContainer, SyncClient } from './sync-kit.ts';
 
@@ -95,12 +96,14 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 
 /** An awareness update (y-protocols' encoding) of the given states. */
 function awarenessUpdate(states: { id: number; clock: number; state: unknown }[]): Uint8Array {
-  const bytes: number[] = [...varUintBytes(states.length)];
+  const encoder = encoding.createEncoder();
+  encoding.writeVarUint(encoder, states.length);
   for (const { id, clock, state } of states) {
-    const json = Buffer.from(JSON.stringify(state), 'utf8');
-    bytes.push(...varUintBytes(id), ...varUintBytes(clock), ...varUintBytes(json.length), ...json);
+    encoding.writeVarUint(encoder, id);
+    encoding.writeVarUint(encoder, clock);
+    encoding.writeVarUint8Array(encoder, Buffer.from(JSON.stringify(state), 'utf8'));
   }
-  return encodeMessage([MESSAGE_AWARENESS], Uint8Array.from(bytes));
+  return encodeMessage([MESSAGE_AWARENESS], encoding.toUint8Array(encoder));
 }
 
 const EMPTY_STEP1 = encodeMessage([MESSAGE_SYNC, SYNC_STEP1], Y.encodeStateVector(new Y.Doc()));
