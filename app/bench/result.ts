@@ -108,7 +108,7 @@ export function resultTable(r: BenchResult): string[] {
   const lines = [
     r.editors === undefined
       ? `kw bench ${r.workload}: ${r.target}; ${model}; ${r.durationS} s after ${r.warmupS} s warm-up; ${r.documents} documents of ${r.blocks} blocks, ${r.distribution}`
-      : `kw bench ${r.workload}: ${r.target}; ${r.clients} agents on the API and ${r.editors} editors over /sync; ${r.durationS} s after ${r.warmupS} s warm-up; one document of ${r.blocks} blocks (and one per agent and editor)`,
+      : `kw bench ${r.workload}: ${r.target}; ${r.clients} agent${r.clients === 1 ? '' : 's'} on the API and ${r.editors} editor${r.editors === 1 ? '' : 's'} over /sync; ${r.durationS} s after ${r.warmupS} s warm-up; one document of ${r.blocks} blocks (and one per agent and editor)`,
     '',
   ];
   const rows = [['operation', 'count', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'errors']];
