@@ -2,10 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import net from 'node:net';
 import { createInterface } from 'node:readline';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { freshDatabase, serverUnavailableReason } from '../../adapters/postgres/postgres-kit.ts';
 import { main, type CliIO } from '../cli.ts';
+import { startProcesses } from '../postgres-cluster-kit.ts';
 import { compareResults, noiseOf } from './compare.ts';
 import { parseBenchArgs } from './options.ts';
 import type { BenchResult } from './result.ts';
@@ -191,7 +194,8 @@ test('open model: sends on schedule, and latency counts from the scheduled time 
   assert.ok(b.scheduleLagMs!.mean > 50, `schedule lag ${b.scheduleLagMs!.mean} ms`);
   // The closed model on the same target: latency is the service time.
   const c = await runWorkload(slowTarget(40), settings({ durationS: 0.6 }));
-  assert.ok(c.latencyMs.p99 < 120, `closed p99 ${c.latencyMs.p99} ms`);
+  // (the median: one late timer on a loaded machine moves the p99, not the p50; and below the open model's backlog)
+  assert.ok(c.latencyMs.p50 < 80 && c.latencyMs.p99 < b.latencyMs.max, `closed p50 ${c.latencyMs.p50} ms, p99 ${c.latencyMs.p99} ms`);
   assert.is(c.scheduleLagMs, null);
 });
 
@@ -443,6 +447,44 @@ test('coedit in-process: the engine over memory storage is served on loopback fo
     assert.match(r.target, /^in-process memory, served on http:\/\/127\.0\.0\.1:\d+$/);
     assert.is(r.targetKind, 'memory');
   } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('coedit through a balancer in front of two kw serve --storage postgres processes: editors on both, one room, converged', async () => {
+  const reason = await serverUnavailableReason();
+  if (reason !== null) {
+    console.log(`  (skipped: ${reason})`);
+    return;
+  }
+  const db = await freshDatabase();
+  const procs = await startProcesses(2, db.url, { extra: ['--budget-window', '1s'] });
+  // A round-robin TCP balancer: connections (editors' WebSockets, agents' keep-alive sockets) alternate between the processes.
+  const ports = procs.map((p) => Number(new URL(p.url).port));
+  const hits = [0, 0];
+  let next = 0;
+  const balancer = net.createServer((c) => {
+    const i = next++ % 2;
+    hits[i]!++;
+    const up = net.connect(ports[i]!, '127.0.0.1');
+    c.pipe(up).pipe(c);
+    c.on('error', () => up.destroy());
+    up.on('error', () => c.destroy());
+  });
+  await new Promise<void>((done) => balancer.listen(0, '127.0.0.1', done));
+  const dir = await mkdtemp(join(tmpdir(), 'kw-bench-test-'));
+  try {
+    const file = join(dir, 'coedit.json');
+    const run = captureIO();
+    const url = `http://127.0.0.1:${(balancer.address() as net.AddressInfo).port}`;
+    const code = await main(['bench', 'coedit', '--url', url, '--token', procs[0]!.demoToken!, '--clients', '2', '--editors', '4', '--blocks', '2', '--duration', '3', '--warmup', '0.5', '--quiet', '--json', file], run.io);
+    assert.is(code, 0, run.err.join('\n'));
+    assert.ok(hits[0]! >= 2 && hits[1]! >= 2, `editors on both processes: ${hits.join(' / ')} connections`);
+    checkCoedit(JSON.parse(await readFile(file, 'utf8')) as BenchResult, 4, 2);
+  } finally {
+    balancer.close();
+    await Promise.all(procs.map((p) => p.stop()));
+    await db.drop();
     await rm(dir, { recursive: true, force: true });
   }
 });
