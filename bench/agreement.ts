@@ -1,16 +1,16 @@
 /**
  * `npm run bench -- agreement [rounds]`: do `kw bench`'s figures agree with an independent load
  * generator? autocannon and kw bench's load engine (app/bench/runner.ts) take turns on the same
- * server child (API over memory storage) and the same workloads: GET of a 10-block document
- * (rich-json), single-block edits of 10-block documents (one document per connection, each request
- * the current revision and a new idempotency key), and a bare node:http server's 1 KB answer. Each
- * round runs every case with both tools; the table gives req/s and p50 per tool, the ratio
- * kw bench / autocannon, and the spread of each tool's req/s over the rounds (the noise).
+ * server — `kw serve --storage memory --quiet`, started as a user starts it — and the same workloads:
+ * GET of a 10-block document (rich-json), single-block edits of 10-block documents (one document
+ * per connection, each request the current revision and a new idempotency key), and a bare
+ * node:http server's 1 KB answer. Each round runs every case with both tools; the table gives req/s
+ * and p50 per tool, the ratio kw bench / autocannon, and the spread of each tool's req/s over the
+ * rounds (the noise).
  * @module
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { startProcesses } from '../app/postgres-cluster-kit.ts';
 import { runWorkload, type RunSettings } from '../app/bench/runner.ts';
 import { bareHttpTarget, httpTarget } from '../app/bench/targets.ts';
 import { BUILT_IN } from '../app/bench/workloads.ts';
@@ -36,15 +36,10 @@ const autocannon = createRequire(import.meta.url)('autocannon') as (
 ) => unknown;
 const cannon = (options: Parameters<typeof autocannon>[0]) => new Promise<CannonResult>((done, fail) => autocannon(options, (e, r) => (e ? fail(e) : done(r))));
 
-/** The API server child of bench/http.ts (forked from the bench bundle itself, as http.ts does). */
-async function startApi(): Promise<{ child: ChildProcess; url: string; token: string }> {
-  const self = fileURLToPath(import.meta.url);
-  const child = fork(self, [], { env: { ...process.env, KW_BENCH_SERVER: JSON.stringify({ kind: 'kw', documents: 0, blocks: 10 }) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const ready = await new Promise<{ url: string; token: string }>((done, fail) => {
-    child.once('message', (m: { ready: { url: string; token: string } }) => done(m.ready));
-    child.once('exit', (code) => fail(new Error(`API child exited with ${code}`)));
-  });
-  return { child, ...ready };
+/** `kw serve --storage memory --quiet` in its own process (a short budget window: one token, many requests). */
+async function startApi(): Promise<{ url: string; token: string; stop(): Promise<void> }> {
+  const [server] = await startProcesses(1, null, { extra: ['--budget-window', '100ms'] });
+  return { url: server!.url, token: server!.demoToken!, stop: () => server!.stop() };
 }
 
 /** Documents of 10 blocks made through the API, for autocannon's requests. */
@@ -69,34 +64,52 @@ async function makeDocs(url: string, token: string, n: number): Promise<{ ref: s
 let counter = 0;
 /** The first few non-200 answers autocannon met on edits (printed, to tell a race from a failure). */
 export const statuses = new Set<string>();
-/** autocannon edits: a free document per request, its revision, a new key (bench/http.ts's scheme). */
-function editRequests(docs: { ref: string; revision: string; ids: string[] }[], token: string): CannonRequest[] {
-  const free = [...docs];
-  type Ctx = { doc?: (typeof docs)[number] | undefined };
+/**
+ * autocannon edits of one document on one connection: each request its current revision (from the
+ * last answer's Service-Revision; autocannon calls onResponse before it builds the next request of
+ * the connection) and a new key. One autocannon instance per connection and document, all at once:
+ * autocannon's request context is reset before every request, so one instance with many
+ * connections cannot keep a document to a connection, and connections then race for revisions (412).
+ */
+function editRequests(doc: { ref: string; revision: string; ids: string[] }, token: string): CannonRequest[] {
   return [
     {
       method: 'POST',
-      setupRequest: (req, context: Ctx) => {
-        const doc = free.shift() ?? docs[counter % docs.length]!;
-        context.doc = doc;
+      setupRequest: (req) => {
         const n = ++counter;
         return {
           ...req,
           path: `/api/v1/documents/${doc.ref}/mutations`,
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `agreement-edit-${String(n).padStart(10, '0')}`, 'service-if-revision': doc.revision },
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `agreement-edit-${String(n).padStart(10, '0')}-${doc.ref.slice(-8)}`, 'service-if-revision': doc.revision },
           body: JSON.stringify({ v: 1, intent: 'kw bench edit', mutation: { kind: 'edit', blockId: doc.ids[n % doc.ids.length], block: { type: 'paragraph', markdown: `Edited ${n} with some **text**.` } } }),
         };
       },
-      onResponse: (status, body, context: Ctx, headers) => {
+      onResponse: (status, body, _context, headers) => {
         if (status !== 200 && statuses.size < 3) statuses.add(`${status} ${body.slice(0, 200)}`);
-        const doc = context.doc;
-        if (!doc) return;
         if (headers?.['service-revision']) doc.revision = headers['service-revision'];
-        context.doc = undefined;
-        if (!free.includes(doc)) free.push(doc);
       },
-    } as CannonRequest,
+    },
   ];
+}
+
+/** autocannon on `docs.length` connections, one instance per connection and document; the results summed. */
+async function cannonEdits(url: string, docs: { ref: string; revision: string; ids: string[] }[], token: string, seconds: number): Promise<CannonResult> {
+  // The current revisions first: autocannon ends a run with a request in flight whose answer it drops
+  // (the server may have applied it), and autocannon has no read → retry after a 412.
+  for (const doc of docs) {
+    const head = await fetch(`${url}/api/v1/documents/${doc.ref}`, { method: 'HEAD', headers: { authorization: `Bearer ${token}` } });
+    doc.revision = head.headers.get('service-revision') ?? doc.revision;
+  }
+  const results = await Promise.all(docs.map((doc) => cannon({ url, connections: 1, duration: seconds, pipelining: 1, requests: editRequests(doc, token) })));
+  const total = results.reduce((s, r) => s + r.requests.total, 0);
+  const p50s = results.map((r) => r.latency.p50).sort((a, b) => a - b);
+  return {
+    requests: { average: total / seconds, total },
+    // (the median of the connections' medians: autocannon gives no merged histogram)
+    latency: { p50: p50s[Math.floor(p50s.length / 2)]!, p99: Math.max(...results.map((r) => r.latency.p99)) },
+    non2xx: results.reduce((s, r) => s + r.non2xx, 0),
+    errors: results.reduce((s, r) => s + r.errors, 0),
+  };
 }
 
 const spread = (xs: number[]) => (xs.length < 2 ? 0 : (Math.max(...xs) - Math.min(...xs)) / (xs.reduce((s, x) => s + x, 0) / xs.length));
@@ -138,7 +151,7 @@ export async function runAgreementBench(rounds = 3): Promise<void> {
         ['API edit, 10-block documents', async () => {
           const m = await runWorkload(target, settings(BUILT_IN.edit!));
           return { kw: m.throughput, p50: m.latencyMs.p50 };
-        }, () => cannon({ ...base, url: api.url, requests: editRequests(docs, api.token) })],
+        }, () => cannonEdits(api.url, docs, api.token, seconds)],
       ];
       for (const [name, kw, ac] of cases) {
         let k: { kw: number; p50: number };
@@ -156,7 +169,7 @@ export async function runAgreementBench(rounds = 3): Promise<void> {
   } finally {
     await target.close({ keep: true });
     await bare.close({ keep: false });
-    api.child.disconnect();
+    await api.stop();
   }
   const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
   const rows = [['case', 'kw bench req/s', 'autocannon req/s', 'kw/autocannon', 'kw spread', 'autocannon spread', 'kw p50 ms', 'autocannon p50 ms']];

@@ -1,29 +1,34 @@
 /**
- * HTTP transport bench: our listener and API against bare node:http, with autocannon on loopback.
+ * HTTP transport bench: the API as a user's client sees it, against bare node:http, on loopback.
  *
  * Cases, in one run:
- * 1. baseline: bare node:http echoing a 1 KB JSON POST;
- * 2. single-block edits on a 10-block document through the API (each request its own idempotency key
- *    and the current revision; one document per connection, so connections never fight for one revision);
- *    and GET of a 10-block document (rich-json), each request another connection's document and token;
- * 3. the same on a 10,000-block document (the mutation result carries the whole document);
- * 4. GET of a 10,000-block document (rich-json) through the API;
+ * 1. baseline: a bare node:http child answering 1 KB to the same edit requests (kw bench's load engine);
+ * 2. single-block edits of 10-block documents and GETs of them (rich-json), one document per
+ *    connection, through kw bench's load engine (app/bench/runner.ts), against `kw serve --storage
+ *    memory --quiet` started as a user starts it (its own process); then the GET against `kw serve`
+ *    logging each request to a terminal (its default at a shell), where a pseudo-terminal exists;
+ * 3. edits of a 10,000-block document (the mutation result carries the whole document), autocannon;
+ * 4. GET of a 10,000-block document (rich-json), autocannon;
  * 5. bare node:http serving a static body of the same size: the baseline (MB/s) of cases 3 and 4.
  *
- * Every server runs in a child process (forked from this file), so the load generator does not share
- * its event loop. The API runs over memory storage: this measures the transport, the API and the
- * engine, not the disk. Budget windows are 1 s and each connection has its own credential.
+ * Every server runs in a process of its own, so the load generator does not share its event loop.
+ * The 10,000-block cases run against the API handler in a child forked from this file, which builds
+ * its documents in-process (200 create requests per document through the API would take long).
+ * The API runs over memory storage: this measures the transport, the API and the engine, not the disk.
  *
  * Settings: `runHttpBench({ durationSec, connections, large })`, or the environment variables
  * KW_BENCH_SECONDS (default 5), KW_BENCH_CONNECTIONS (default 10) and KW_BENCH_HTTP_LARGE=0 (skip the
  * 10,000-block cases, whose setup is long: the edge's own cost shows in the 10-block cases).
  * @module
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startProcesses } from '../app/postgres-cluster-kit.ts';
 import { runWorkload, type Measured, type RunSettings } from '../app/bench/runner.ts';
 import { bareHttpTarget, httpTarget } from '../app/bench/targets.ts';
 import { BUILT_IN, type Workload } from '../app/bench/workloads.ts';
@@ -223,10 +228,6 @@ async function childMain(spec: ServerSpec): Promise<void> {
     ready = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
   }
   process.send!({ ready });
-  // The parent asks for this process's CPU time around a case: server CPU per request under load.
-  process.on('message', (m: unknown) => {
-    if (m === 'cpu') process.send!({ cpu: process.cpuUsage() });
-  });
   process.on('disconnect', () => process.exit(0));
 }
 
@@ -242,19 +243,6 @@ async function startServer(spec: ServerSpec): Promise<{ child: ChildProcess; rea
     child.once('exit', (code) => fail(new Error(`bench server (${spec.kind}) exited with ${code}`)));
   });
   return { child, ready };
-}
-
-/** The server child's CPU time (user + system, µs) so far. */
-function childCpu(child: ChildProcess): Promise<number> {
-  return new Promise((done) => {
-    const on = (m: { cpu?: NodeJS.CpuUsage }) => {
-      if (!m.cpu) return;
-      child.off('message', on);
-      done(m.cpu.user + m.cpu.system);
-    };
-    child.on('message', on);
-    child.send('cpu');
-  });
 }
 
 /**
@@ -334,15 +322,65 @@ function benchRow(name: string, m: Measured, ratio: number | null): HttpBenchRow
   };
 }
 
-/** Run `work` and measure the server child's CPU µs per request over the measured window. */
-async function runCpu(child: ChildProcess, work: (onWindow: RunSettings['onWindow']) => Promise<Measured>): Promise<{ result: Measured; cpuUs: number }> {
-  let before: Promise<number> = Promise.resolve(0);
-  let after: Promise<number> = Promise.resolve(0);
+/** A process's CPU time (user + system, µs) from /proc (Linux); null where there is none. */
+function procCpuUs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // Fields after the command's closing parenthesis: state is field 3, utime 14, stime 15 (clock ticks of 10 ms).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
+
+/** Run `work` and measure the `kw serve` child's CPU µs per request over the measured window (from /proc), or null. */
+async function runProcCpu(child: ChildProcess, work: (onWindow: RunSettings['onWindow']) => Promise<Measured>): Promise<{ result: Measured; cpuUs: number | null }> {
+  let before: number | null = null;
+  let after: number | null = null;
   const result = await work((phase) => {
-    if (phase === 'start') before = childCpu(child);
-    else after = childCpu(child);
+    if (phase === 'start') before = procCpuUs(child.pid);
+    else after = procCpuUs(child.pid);
   });
-  return { result, cpuUs: ((await after) - (await before)) / Math.max(1, result.requests) };
+  return { result, cpuUs: before === null || after === null ? null : (after - before) / Math.max(1, result.requests) };
+}
+
+/** The checkout whose app/cli.ts the `kw serve` children run (scripts/bench.ts sets KW_BENCH_ROOT). */
+const ROOT = process.env.KW_BENCH_ROOT ?? resolve(import.meta.dirname, '..');
+
+/**
+ * `kw serve --storage memory` without --quiet, its stdout and stderr a pseudo-terminal (script(1) of
+ * util-linux, whose output this process reads and drops, as a terminal shows and scrolls it): the
+ * request log as a person at a shell gets it. Null where script(1) is not util-linux's.
+ */
+async function startOnTerminal(): Promise<{ url: string; token: string; stop(): Promise<void> } | null> {
+  if (process.platform !== 'linux' || spawnSync('script', ['--version']).status !== 0) return null;
+  const command = [process.execPath, '--import', 'tsx', 'app/cli.ts', 'serve', '--storage', 'memory', '--port', '0', '--seed', 'demo', '--budget-window', '100ms', '--json'].join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: ROOT, stdio: ['pipe', 'pipe', 'ignore'] });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  let text = '';
+  const ready = await new Promise<{ url: string; demo: { token: string } } | null>((done) => {
+    const timer = setTimeout(() => done(null), 120_000);
+    child.stdout!.on('data', (c: Buffer) => {
+      text += c.toString('utf8');
+      const line = /\{"url".*\}/.exec(text);
+      if (line) {
+        clearTimeout(timer);
+        done(JSON.parse(line[0]) as { url: string; demo: { token: string } });
+      }
+    });
+    void exited.then(() => done(null));
+  });
+  child.stdout!.resume();
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await exited;
+  };
+  if (!ready) {
+    await stop();
+    return null;
+  }
+  return { url: ready.url, token: ready.demo.token, stop };
 }
 
 function row(name: string, r: autocannon.Result, ratio: number | null): HttpBenchRow {
@@ -457,22 +495,39 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
   } finally {
     await bare.close({ keep: false });
   }
-  let server = await startServer({ kind: 'kw', documents: 0, blocks: 10 });
+  // The server is `kw serve --storage memory` as a user starts it (its own process, the CLI, the dev
+  // server's layers: browser app, MCP, live co-editing), with --quiet: its request log (one line per
+  // request on the terminal by default) is measured on its own below. Before, this was the API
+  // handler alone in a child, which read ~10% above kw serve --quiet and ~2× above kw serve
+  // logging to a terminal (bench/README.md, "What a user's client sees").
+  const [served] = await startProcesses(1, null, { extra: ['--budget-window', '100ms'] });
   try {
-    const target = httpTarget(server.ready.url, server.ready.token!, connections);
-    const editCpu = await runCpu(server.child, (onWindow) => runWorkload(target, settings(BUILT_IN.edit!, onWindow)));
-    rows.push(benchRow('API edit, 10-block document', editCpu.result, editCpu.result.throughput / baseline.throughput));
-    serverCpu.push(`server CPU per request under load: edit ${editCpu.cpuUs.toFixed(1)} µs`);
-    const getCpu = await runCpu(server.child, (onWindow) => runWorkload(target, settings(BUILT_IN.read!, onWindow)));
-    serverCpu.push(`GET ${getCpu.cpuUs.toFixed(1)} µs`);
-    rows.push(benchRow('API GET, 10-block document (rich-json)', getCpu.result, getCpu.result.throughput / baseline.throughput));
+    const target = httpTarget(served!.url, served!.demoToken!, connections);
+    const editCpu = await runProcCpu(served!.child, (onWindow) => runWorkload(target, settings(BUILT_IN.edit!, onWindow)));
+    rows.push(benchRow('API edit, 10-block document (kw serve --quiet)', editCpu.result, editCpu.result.throughput / baseline.throughput));
+    const getCpu = await runProcCpu(served!.child, (onWindow) => runWorkload(target, settings(BUILT_IN.read!, onWindow)));
+    rows.push(benchRow('API GET, 10-block document (rich-json, kw serve --quiet)', getCpu.result, getCpu.result.throughput / baseline.throughput));
+    if (editCpu.cpuUs !== null && getCpu.cpuUs !== null) serverCpu.push(`server CPU per request under load: edit ${editCpu.cpuUs.toFixed(1)} µs, GET ${getCpu.cpuUs.toFixed(1)} µs (kw serve's /proc CPU time over the case / requests)`);
     await target.close({ keep: true });
   } finally {
-    await stopServer(server.child);
+    await served!.stop();
+  }
+  // The same GET with the request log on a terminal, as `kw serve` runs for a person at a shell
+  // (Linux: a pseudo-terminal through script(1); skipped where there is none).
+  const logged = await startOnTerminal();
+  if (logged) {
+    try {
+      const target = httpTarget(logged.url, logged.token, connections);
+      const get = await runWorkload(target, settings(BUILT_IN.read!));
+      rows.push(benchRow('API GET, 10-block document (kw serve logging each request to a terminal)', get, get.throughput / baseline.throughput));
+      await target.close({ keep: true });
+    } finally {
+      await logged.stop();
+    }
   }
   const inProcess = await handlerCpuPerRequest(Number(process.env.KW_BENCH_HTTP_CPU_N ?? 20_000));
   const cpuLines = [
-    `${serverCpu.join(', ')} (the API child: its process.cpuUsage over the case / answers)`,
+    ...serverCpu,
     `handler CPU per request in-process (no sockets): edit ${inProcess.editUs.toFixed(1)} µs, GET ${inProcess.getUs.toFixed(1)} µs`,
   ];
   if (!(options.large ?? process.env.KW_BENCH_HTTP_LARGE !== '0')) {
@@ -484,7 +539,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
 
   // 3 + 4. edits on, and GET of, 10,000-block documents (autocannon: the documents are built inside
   // the server child, which is faster than 200 create requests per document through the API)
-  server = await startServer({ kind: 'kw', documents: connections, blocks: 10_000 });
+  let server = await startServer({ kind: 'kw', documents: connections, blocks: 10_000 });
   let getBytes = 0;
   let edit: autocannon.Result;
   let get: autocannon.Result;

@@ -2,10 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import net from 'node:net';
 import { createInterface } from 'node:readline';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { freshDatabase, serverUnavailableReason } from '../../adapters/postgres/postgres-kit.ts';
 import { main, type CliIO } from '../cli.ts';
+import { startProcesses } from '../postgres-cluster-kit.ts';
 import { compareResults, noiseOf } from './compare.ts';
 import { parseBenchArgs } from './options.ts';
 import type { BenchResult } from './result.ts';
@@ -47,6 +50,11 @@ test('usage errors of kw bench: one line on stderr naming the problem, exit 2', 
     [['bench', '--frobnicate'], /unknown option --frobnicate/],
     [['bench', '--json'], /--json <value>' argument missing/],
     [['bench', 'hot', '--documents', '4'], /hot workload puts every client on one document/],
+    [['bench', 'coedit', '--rate', '10'], /--rate does not apply to coedit \(its agents run closed/],
+    [['bench', 'coedit', '--baseline'], /--baseline does not apply to coedit/],
+    [['bench', 'coedit', '--documents', '3'], /--documents does not apply to coedit/],
+    [['bench', 'coedit', '--editors', '0'], /--editors must be an integer from 1 to 100/],
+    [['bench', 'edit', '--editors', '2'], /--editors is for the coedit workload/],
     [['bench', badFile], /bad\.json: mix: Invalid key: Expected never but received "fly"|bad\.json: mix/],
     [['bench', zeroFile], /at least one operation with a weight above 0/],
     [['bench', join(dir, 'missing.json')], /cannot read the workload file .*missing\.json: ENOENT/],
@@ -77,7 +85,7 @@ test('kw bench --help lists every workload and option', async () => {
   const { io, out } = captureIO();
   assert.is(await main(['bench', '--help'], io), 0);
   const text = out.join('\n');
-  for (const w of [...Object.keys(BUILT_IN), '--url', '--token', '--storage', '--data', '--database-url', '--clients', '--rate', '--duration', '--warmup', '--documents', '--blocks', '--distribution', '--json', '--html', '--baseline', '--keep', 'compare']) {
+  for (const w of [...Object.keys(BUILT_IN), '--url', '--token', '--storage', '--data', '--database-url', '--clients', '--rate', '--duration', '--warmup', '--documents', '--editors', '--blocks', '--distribution', '--json', '--html', '--baseline', '--keep', 'compare']) {
     assert.ok(text.includes(w), w);
   }
   const top = captureIO();
@@ -186,7 +194,8 @@ test('open model: sends on schedule, and latency counts from the scheduled time 
   assert.ok(b.scheduleLagMs!.mean > 50, `schedule lag ${b.scheduleLagMs!.mean} ms`);
   // The closed model on the same target: latency is the service time.
   const c = await runWorkload(slowTarget(40), settings({ durationS: 0.6 }));
-  assert.ok(c.latencyMs.p99 < 120, `closed p99 ${c.latencyMs.p99} ms`);
+  // (the median: one late timer on a loaded machine moves the p99, not the p50; and below the open model's backlog)
+  assert.ok(c.latencyMs.p50 < 80 && c.latencyMs.p99 < b.latencyMs.max, `closed p50 ${c.latencyMs.p50} ms, p99 ${c.latencyMs.p99} ms`);
   assert.is(c.scheduleLagMs, null);
 });
 
@@ -374,6 +383,108 @@ test('against a real kw serve URL: a run, a refused token and a missing scope (n
     assert.match(read.err.join('\n'), /lacks the scope document:write/);
   } finally {
     server.child.kill('SIGTERM');
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+/** The checks every coedit result passes: the four figures, none failed, percentiles in order, editors converged. */
+function checkCoedit(r: BenchResult, editors: number, agents: number) {
+  checkResult(r, 'coedit');
+  assert.is(r.editors, editors);
+  assert.is(r.clients, agents);
+  assert.is(r.documents, 1);
+  assert.equal(Object.keys(r.operations), ['edit', 'agent-to-editors', 'keystroke-to-editors', 'keystroke-to-version']);
+  for (const [figure, o] of Object.entries(r.operations)) {
+    assert.ok(o.count > 0, `${figure} measured`);
+    assert.is(o.errors, 0, figure);
+    const l = o.latencyMs;
+    assert.ok(l.p50 >= 0 && l.p50 <= l.p90 && l.p90 <= l.p99 && l.p99 <= l.p999 && l.p999 <= l.max, `${figure} percentiles in order: ${JSON.stringify(l)}`);
+  }
+  assert.equal(r.errors, {});
+  // Every agent edit made is one the editors saw (the run waits for each), and each round's words became a version.
+  assert.is(r.operations['agent-to-editors']!.count, r.operations.edit!.count);
+  // A person's edit becomes a version once their typing paused 1 s (the server's rhythm): never sooner.
+  assert.ok(r.operations['keystroke-to-version']!.latencyMs.p50 >= 1000, `keystroke-to-version includes the pause: ${JSON.stringify(r.operations['keystroke-to-version'])}`);
+  assert.ok(r.notes.some((n) => n === `all ${editors} editors converged on the API's last version (${agents + editors + r.blocks} blocks)`), r.notes.join(' | '));
+}
+
+test('coedit against a real kw serve URL: editors over /sync and agents on the API converge, every figure measured, the document emptied', async () => {
+  const server = await kwServe();
+  const dir = await mkdtemp(join(tmpdir(), 'kw-bench-test-'));
+  try {
+    const file = join(dir, 'coedit.json');
+    const run = captureIO();
+    const code = await main(['bench', 'coedit', '--url', server.url, '--token', server.token, '--clients', '2', '--editors', '3', '--blocks', '4', '--duration', '3', '--warmup', '0.5', '--json', file, '--html', join(dir, 'coedit.html')], run.io);
+    assert.is(code, 0, run.err.join('\n'));
+    const r = JSON.parse(await readFile(file, 'utf8')) as BenchResult;
+    checkCoedit(r, 3, 2);
+    assert.is(r.target, server.url);
+    assert.ok(r.stale > 0 || r.requestsPerSuccess === 1, 'agents on one document race for its revision');
+    assert.match(run.out.join('\n'), /^agent-to-editors\s+\d+/m);
+    assert.match(run.out.join('\n'), /2 agents on the API and 3 editors over \/sync/);
+    assert.ok(run.err.some((l) => /agent edits\/s .* keys\/s .* to editors p99/.test(l)), `progress: ${run.err.join(' | ')}`);
+    assert.match(await readFile(join(dir, 'coedit.html'), 'utf8'), /keystroke-to-version/);
+    // The document is left empty (the API deletes no documents).
+    const listed = (await (await fetch(`${server.url}/api/v1/documents?limit=50`, { headers: { authorization: `Bearer ${server.token}` } })).json()) as { data: Record<string, { documentRef: string; title: string }[]> };
+    const made = Object.values(listed.data).find(Array.isArray)!.filter((d) => / coedit$/.test(d.title));
+    assert.is(made.length, 1);
+    const blocks = (await (await fetch(`${server.url}/api/v1/documents/${made[0]!.documentRef}?format=blocks`, { headers: { authorization: `Bearer ${server.token}` } })).json()) as { data: { blocks: unknown[] } };
+    assert.is(blocks.data.blocks.length, 0);
+  } finally {
+    server.child.kill('SIGTERM');
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('coedit in-process: the engine over memory storage is served on loopback for the editors; the run completes and converges', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'kw-bench-test-'));
+  try {
+    const file = join(dir, 'coedit.json');
+    const run = captureIO();
+    assert.is(await main(['bench', 'coedit', '--clients', '1', '--editors', '2', '--duration', '2.5', '--warmup', '0.3', '--quiet', '--json', file], run.io), 0, run.err.join('\n'));
+    const r = JSON.parse(await readFile(file, 'utf8')) as BenchResult;
+    checkCoedit(r, 2, 1);
+    assert.match(r.target, /^in-process memory, served on http:\/\/127\.0\.0\.1:\d+$/);
+    assert.is(r.targetKind, 'memory');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('coedit through a balancer in front of two kw serve --storage postgres processes: editors on both, one room, converged', async () => {
+  const reason = await serverUnavailableReason();
+  if (reason !== null) {
+    console.log(`  (skipped: ${reason})`);
+    return;
+  }
+  const db = await freshDatabase();
+  const procs = await startProcesses(2, db.url, { extra: ['--budget-window', '1s'] });
+  // A round-robin TCP balancer: connections (editors' WebSockets, agents' keep-alive sockets) alternate between the processes.
+  const ports = procs.map((p) => Number(new URL(p.url).port));
+  const hits = [0, 0];
+  let next = 0;
+  const balancer = net.createServer((c) => {
+    const i = next++ % 2;
+    hits[i]!++;
+    const up = net.connect(ports[i]!, '127.0.0.1');
+    c.pipe(up).pipe(c);
+    c.on('error', () => up.destroy());
+    up.on('error', () => c.destroy());
+  });
+  await new Promise<void>((done) => balancer.listen(0, '127.0.0.1', done));
+  const dir = await mkdtemp(join(tmpdir(), 'kw-bench-test-'));
+  try {
+    const file = join(dir, 'coedit.json');
+    const run = captureIO();
+    const url = `http://127.0.0.1:${(balancer.address() as net.AddressInfo).port}`;
+    const code = await main(['bench', 'coedit', '--url', url, '--token', procs[0]!.demoToken!, '--clients', '2', '--editors', '4', '--blocks', '2', '--duration', '3', '--warmup', '0.5', '--quiet', '--json', file], run.io);
+    assert.is(code, 0, run.err.join('\n'));
+    assert.ok(hits[0]! >= 2 && hits[1]! >= 2, `editors on both processes: ${hits.join(' / ')} connections`);
+    checkCoedit(JSON.parse(await readFile(file, 'utf8')) as BenchResult, 4, 2);
+  } finally {
+    balancer.close();
+    await Promise.all(procs.map((p) => p.stop()));
+    await db.drop();
     await rm(dir, { recursive: true, force: true });
   }
 });

@@ -11,8 +11,9 @@ import { compareTable, readResult } from './compare.ts';
 import { BENCH_HELP, BENCH_HELP_COMMAND, parseBenchArgs, type BenchOptions } from './options.ts';
 import { resultHtml, resultOf, resultTable, type BaselineResult, type BenchResult } from './result.ts';
 import { runWorkload, SetupFailed, type Measured, type RunSettings } from './runner.ts';
-import { bareHttpTarget, rawYjsTarget, targetOf, TargetRefused, type BenchTarget } from './targets.ts';
-import { loadWorkload, type Workload } from './workloads.ts';
+import { bareHttpTarget, httpTarget, rawYjsTarget, targetOf, TargetRefused, type BenchTarget } from './targets.ts';
+import { BUILT_IN, loadWorkload, type Workload } from './workloads.ts';
+import { coeditWorld, runCoedit } from './coedit.ts';
 
 /** Settings of a run from the command line and the workload's defaults. */
 export function settingsOf(options: BenchOptions, workload: Workload): Omit<RunSettings, 'progress'> {
@@ -29,6 +30,7 @@ export function settingsOf(options: BenchOptions, workload: Workload): Omit<RunS
     blocks: options.blocks ?? workload.blocks ?? 10,
     distribution: options.distribution ?? workload.distribution ?? 'partitioned',
     keep: options.keep,
+    ...(options.editors === undefined ? {} : { editors: options.editors }),
   };
 }
 
@@ -65,6 +67,7 @@ export async function runBench(options: BenchOptions, io: CliIO): Promise<{ code
     io.err('kw bench: stopping: reporting what was measured and cleaning up (Ctrl-C again to quit at once)');
   };
   const settings: RunSettings = { ...base, signal: stop.signal, ...(progress ? { progress } : {}) };
+  if (workload === BUILT_IN.coedit) return runCoeditBench(options, io, settings, onSigint);
   const write = Object.keys(workload.mix).some((op) => op !== 'read');
   let target: BenchTarget;
   try {
@@ -103,18 +106,65 @@ export async function runBench(options: BenchOptions, io: CliIO): Promise<{ code
   }
   notes.push(...(await target.close({ keep: options.keep })));
   measured.notes.push(...notes);
-  const result = resultOf(settings, target, measured, baseline, startedAt);
+  return report(options, io, resultOf(settings, target, measured, baseline, startedAt));
+}
+
+/** Print and write a run's result; the exit code by its errors. */
+async function report(options: BenchOptions, io: CliIO, result: BenchResult): Promise<{ code: number; result: BenchResult }> {
   for (const line of resultTable(result)) io.out(line);
   if (options.json) await writeFile(options.json, `${JSON.stringify(result, null, 2)}\n`);
   if (options.html) await writeFile(options.html, resultHtml(result));
   // The run failed when nothing succeeded, or more than 1% of the operations failed for another reason
   // than a lost race (412 after every retry, which is what `hot` measures); the errors are listed above.
+  // coedit: an editor that lost its connection or ended unlike the API's document fails the run.
   const failed = Object.entries(result.errors).reduce((s, [k, n]) => s + (k.startsWith('412') ? 0 : n), 0);
-  if (result.successes === 0 || failed > (result.successes + failed) / 100) {
-    io.err(`kw bench: ${result.successes === 0 ? 'no operation succeeded' : `${failed} of ${result.successes + failed} operations failed`}: the target failed during the run`);
+  const diverged = Object.keys(result.errors).find((k) => k.startsWith('editor '));
+  if (result.successes === 0 || failed > (result.successes + failed) / 100 || diverged) {
+    io.err(`kw bench: ${result.successes === 0 ? 'no operation succeeded' : diverged ? `${diverged} (${result.errors[diverged]})` : `${failed} of ${result.successes + failed} operations failed`}: the target failed during the run`);
     return { code: 1, result };
   }
   return { code: 0, result };
+}
+
+/**
+ * `kw bench coedit`: editors over /documents/{ref}/sync and agents on the API (./coedit.ts). A URL
+ * is checked as for every workload (token, scopes) before anything is made; an in-process target is
+ * served on loopback by the dev server of `kw serve`.
+ */
+async function runCoeditBench(options: BenchOptions, io: CliIO, settings: RunSettings, onSigint: () => void): Promise<{ code: number; result: BenchResult | null }> {
+  const editors = settings.editors ?? 1;
+  const progress = settings.progress;
+  const startedAt = new Date();
+  process.on('SIGINT', onSigint);
+  try {
+    if (options.target.kind === 'http') {
+      const check = httpTarget(options.target.url, options.target.token, 1);
+      try {
+        const pre = await check.preflight({ write: true });
+        for (const note of pre.notes) io.err(`kw bench: ${note}`);
+      } finally {
+        await check.close({ keep: true });
+      }
+    }
+    const world = await coeditWorld(options.target, editors);
+    let measured: Measured;
+    try {
+      progress?.(`coedit on ${world.label}: ${settings.clients} agent${settings.clients === 1 ? '' : 's'} and ${editors} editor${editors === 1 ? '' : 's'} on one document of ${settings.blocks} blocks (and one per agent and editor), then ${settings.warmupS} s warm-up and ${settings.durationS} s measured`);
+      measured = await runCoedit(world, { ...settings, editors });
+    } finally {
+      const closing = await world.close(options.keep);
+      closing.forEach((n) => io.err(`kw bench: ${n}`));
+    }
+    return await report(options, io, resultOf(settings, { label: world.label, kind: world.kind }, measured, null, startedAt));
+  } catch (error) {
+    if (error instanceof TargetRefused || error instanceof SetupFailed) {
+      io.err(`kw bench: ${error.message}`);
+      return { code: 1, result: null };
+    }
+    throw error;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
 }
 
 /** `kw bench …` from the command line (after `bench`). */

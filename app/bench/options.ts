@@ -38,6 +38,10 @@ Load:
                               latency counts from each operation's scheduled time
   --duration S                seconds measured (default 10)
   --warmup S                  seconds run first and not measured (default 2)
+  --editors N                 coedit: editors typing over /documents/{ref}/sync (default 4; with
+                              --url they share the token, which holds 32 connections by default);
+                              the agents editing on the API are --clients; in-process targets are
+                              served on loopback for it (docs/bench.md, "coedit")
   --documents N               documents made for the run (default: the workload's, else --clients)
   --blocks N                  paragraph blocks per document at the start (default 10)
   --distribution uniform|zipfian|partitioned
@@ -56,6 +60,9 @@ Output:
 
 Exit status: 0 the run completed; 1 the target refused the run or failed during it; 2 usage error.
 `;
+
+/** Editors of `coedit` without --editors. */
+export const DEFAULT_EDITORS = 4;
 
 /** Where the operations go. */
 export type TargetSpec =
@@ -77,6 +84,8 @@ export interface BenchOptions {
   documents?: number;
   blocks?: number;
   distribution?: Distribution;
+  /** coedit: editors over /documents/{ref}/sync (default {@link DEFAULT_EDITORS}). */
+  editors?: number;
   json?: string;
   html?: string;
   baseline: boolean;
@@ -120,6 +129,7 @@ export function parseBenchArgs(args: string[], env: Record<string, string | unde
       duration: { type: 'string' },
       warmup: { type: 'string' },
       documents: { type: 'string' },
+      editors: { type: 'string' },
       blocks: { type: 'string' },
       distribution: { type: 'string' },
       json: { type: 'string' },
@@ -164,6 +174,14 @@ export function parseBenchArgs(args: string[], env: Record<string, string | unde
   const distribution =
     values.distribution === undefined ? undefined : oneOf('--distribution', values.distribution, ['uniform', 'zipfian', 'partitioned'] as const, 'uniform', BENCH_HELP_COMMAND);
   const documents = numberFlag('--documents', values.documents, 1, 10_000, true);
+  const editors = numberFlag('--editors', values.editors, 1, 100, true);
+  if (workload === 'coedit') {
+    const unfit = values.rate !== undefined ? '--rate' : values.baseline ? '--baseline' : values.distribution !== undefined ? '--distribution' : documents !== undefined && documents !== 1 ? '--documents' : null;
+    if (unfit) {
+      const why = { '--rate': 'its agents run closed: each waits until its edit reached every editor', '--baseline': 'it has no same-run baseline', '--distribution': 'everything happens on one document', '--documents': 'everything happens on one document' }[unfit];
+      throw new UsageError(`${unfit} does not apply to coedit (${why})`, BENCH_HELP_COMMAND);
+    }
+  } else if (editors !== undefined) throw new UsageError('--editors is for the coedit workload', BENCH_HELP_COMMAND);
   const blocks = numberFlag('--blocks', values.blocks, 1, 10_000, true);
   for (const [flag, file] of [['--json', values.json], ['--html', values.html]] as const) {
     if (file === '') throw new UsageError(`${flag} needs a file name`, BENCH_HELP_COMMAND);
@@ -178,6 +196,7 @@ export function parseBenchArgs(args: string[], env: Record<string, string | unde
     ...(documents === undefined ? {} : { documents }),
     ...(blocks === undefined ? {} : { blocks }),
     ...(distribution === undefined ? {} : { distribution }),
+    ...(workload === 'coedit' ? { editors: editors ?? DEFAULT_EDITORS } : {}),
     ...(values.json === undefined ? {} : { json: values.json }),
     ...(values.html === undefined ? {} : { html: values.html }),
     baseline: values.baseline ?? false,
@@ -186,4 +205,4 @@ export function parseBenchArgs(args: string[], env: Record<string, string | unde
   };
 }
 
-const VALUE_FLAGS = new Set(['--url', '--token', '--storage', '--data', '--database-url', '--clients', '--rate', '--duration', '--warmup', '--documents', '--blocks', '--distribution', '--json', '--html']);
+const VALUE_FLAGS = new Set(['--url', '--token', '--storage', '--data', '--database-url', '--clients', '--rate', '--duration', '--warmup', '--documents', '--editors', '--blocks', '--distribution', '--json', '--html']);

@@ -44,6 +44,8 @@ export interface BenchResult {
   documents: number;
   blocks: number;
   distribution: string;
+  /** coedit: the editors over /documents/{ref}/sync (`clients` are its agents); absent for the other workloads. */
+  editors?: number;
   mix: Record<string, number>;
   requests: number;
   successes: number;
@@ -78,6 +80,7 @@ export function resultOf(settings: RunSettings, target: { label: string; kind: s
     documents: settings.documents,
     blocks: settings.blocks,
     distribution: settings.distribution,
+    ...(settings.editors === undefined ? {} : { editors: settings.editors }),
     mix: Object.fromEntries(Object.entries(settings.workload.mix).filter(([, w]) => (w ?? 0) > 0)) as Record<string, number>,
     requests: measured.requests,
     successes: measured.successes,
@@ -103,14 +106,17 @@ export function textTable(rows: string[][]): string[] {
 export function resultTable(r: BenchResult): string[] {
   const model = r.model === 'closed' ? `closed model, ${r.clients} clients` : `open model, ${fmtRate(r.rate!)} ops/s on ${r.clients} connections`;
   const lines = [
-    `kw bench ${r.workload}: ${r.target}; ${model}; ${r.durationS} s after ${r.warmupS} s warm-up; ${r.documents} documents of ${r.blocks} blocks, ${r.distribution}`,
+    r.editors === undefined
+      ? `kw bench ${r.workload}: ${r.target}; ${model}; ${r.durationS} s after ${r.warmupS} s warm-up; ${r.documents} documents of ${r.blocks} blocks, ${r.distribution}`
+      : `kw bench ${r.workload}: ${r.target}; ${r.clients} agent${r.clients === 1 ? '' : 's'} on the API and ${r.editors} editor${r.editors === 1 ? '' : 's'} over /sync; ${r.durationS} s after ${r.warmupS} s warm-up; one document of ${r.blocks} blocks (and one per agent and editor)`,
     '',
   ];
   const rows = [['operation', 'count', 'ops/s', 'p50 ms', 'p90 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'errors']];
   const pct = (l: Percentiles) => [fmtMs(l.p50), fmtMs(l.p90), fmtMs(l.p99), fmtMs(l.p999), fmtMs(l.max)];
   for (const [op, o] of Object.entries(r.operations)) rows.push([op, String(o.count), fmtRate(o.throughput), ...pct(o.latencyMs), String(o.errors)]);
   const failed = Object.values(r.errors).reduce((s, n) => s + n, 0);
-  rows.push(['all', String(r.successes + failed), fmtRate(r.throughput), ...pct(r.latencyMs), String(failed)]);
+  // coedit's figures are not operations of one kind: no "all" row (its top-level figures are the agents' edits).
+  if (r.editors === undefined) rows.push(['all', String(r.successes + failed), fmtRate(r.throughput), ...pct(r.latencyMs), String(failed)]);
   if (r.baseline) rows.push([`baseline: ${r.baseline.kind}`, '', fmtRate(r.baseline.throughput), ...pct(r.baseline.latencyMs), '']);
   lines.push(...textTable(rows), '');
   lines.push(`throughput ${fmtRate(r.throughput)} successful ops/s; stale (412) ${r.stale}; requests per success ${r.requestsPerSuccess.toFixed(2)}`);

@@ -26,6 +26,8 @@ export interface RunSettings {
   progress?: (line: string) => void;
   /** Stops the run early (Ctrl-C): operations in flight finish, the figures cover the time measured. */
   signal?: AbortSignal;
+  /** `coedit`: editors connected over /documents/{ref}/sync (agents are `clients`). */
+  editors?: number;
   /** Called when the measured window starts and ends (e.g. to read a server's CPU time around it). */
   onWindow?: (phase: 'start' | 'end') => void;
 }
@@ -124,7 +126,7 @@ function mutationFor(op: Operation, doc: DocState, n: number, settings: RunSetti
 }
 
 /** Answer class for the errors table: the status and the code (`429 RATE_LIMITED`), or a network error. */
-const errorKey = (a: Answer) => (a.status === 0 ? (a.code ?? 'network error') : `${a.status}${a.code && !a.code.startsWith('HTTP') ? ` ${a.code}` : ''}`);
+export const errorKey = (a: Answer) => (a.status === 0 ? (a.code ?? 'network error') : `${a.status}${a.code && !a.code.startsWith('HTTP') ? ` ${a.code}` : ''}`);
 
 /** Make the documents of a run: `documents` documents of `blocks` paragraphs each. */
 async function makeDocuments(target: BenchTarget, settings: RunSettings, key: () => string, title: string): Promise<DocState[]> {

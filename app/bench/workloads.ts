@@ -35,6 +35,9 @@ export const BUILT_IN: Record<string, Workload> = {
   structure: { name: 'structure', description: 'create, move and delete blocks in equal parts', mix: { create: 1, move: 1, delete: 1 } },
   append: { name: 'append', description: 'append a block at the end: documents grow', mix: { append: 1 } },
   hot: { name: 'hot', description: 'every client edits one document: 412 -> read -> retry', mix: { edit: 1 }, documents: 1, distribution: 'uniform' },
+  // Run by ./coedit.ts, not by the runner's operation mix: --editors editors type over
+  // /documents/{ref}/sync while --clients agents edit on the API, all on one document.
+  coedit: { name: 'coedit', description: 'editors typing over /sync beside agents on the API, one document', mix: { edit: 1 }, documents: 1, distribution: 'uniform' },
 };
 
 const weight = v.optional(v.pipe(v.number(), v.minValue(0), v.maxValue(1e6)));
