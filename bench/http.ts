@@ -20,6 +20,7 @@
  * @module
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -27,6 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { runWorkload, type Measured, type RunSettings } from '../app/bench/runner.ts';
 import { bareHttpTarget, httpTarget } from '../app/bench/targets.ts';
 import { BUILT_IN, type Workload } from '../app/bench/workloads.ts';
+import { startProfile, stopProfile, type CpuProfile } from './stages.ts';
 
 // autocannon ships no type declarations; these are the parts used here.
 namespace autocannon {
@@ -96,7 +98,7 @@ export interface HttpBenchRow {
 // ---------------------------------------------------------------------------------------------
 // Servers (child process side)
 
-type ServerSpec =
+export type ServerSpec =
   | { kind: 'bare-echo' }
   | { kind: 'bare-static'; bytes: number }
   | { kind: 'kw'; documents: number; blocks: number };
@@ -225,9 +227,40 @@ async function childMain(spec: ServerSpec): Promise<void> {
   process.send!({ ready });
   // The parent asks for this process's CPU time around a case: server CPU per request under load.
   process.on('message', (m: unknown) => {
-    if (m === 'cpu') process.send!({ cpu: process.cpuUsage() });
+    if (m === 'cpu') process.send!({ cpu: process.cpuUsage(), threads: threadTicks() });
+    // bench/stages.ts: a CPU profile of the measured window.
+    if (m === 'profile-start') void startProfile().then(() => process.send!({ profile: 'started' }));
+    if (m === 'profile-stop') void stopProfile().then((profile) => process.send!({ profile }));
   });
   process.on('disconnect', () => process.exit(0));
+}
+
+/**
+ * CPU time of each of this process's threads so far (Linux: /proc/self/task/<tid>/stat, user +
+ * system in µs, by thread name; `main` is the event loop's thread); empty elsewhere.
+ */
+function threadTicks(): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      // utime and stime are fields 14 and 15 of stat (11 and 12 after the name), in clock ticks of 10 ms.
+      const us = (Number(fields[11]) + Number(fields[12])) * 10_000;
+      const name = Number(tid) === process.pid ? 'main' : stat.slice(stat.indexOf('(') + 1, close).trim();
+      out[name] = (out[name] ?? 0) + us;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,7 +268,7 @@ async function childMain(spec: ServerSpec): Promise<void> {
 
 const SELF = fileURLToPath(import.meta.url);
 
-async function startServer(spec: ServerSpec): Promise<{ child: ChildProcess; ready: ServerReady }> {
+export async function startServer(spec: ServerSpec): Promise<{ child: ChildProcess; ready: ServerReady }> {
   const child = fork(SELF, [], { env: { ...process.env, KW_BENCH_SERVER: JSON.stringify(spec) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise<ServerReady>((done, fail) => {
     child.once('message', (m: { ready: ServerReady }) => done(m.ready));
@@ -245,15 +278,35 @@ async function startServer(spec: ServerSpec): Promise<{ child: ChildProcess; rea
 }
 
 /** The server child's CPU time (user + system, µs) so far. */
-function childCpu(child: ChildProcess): Promise<number> {
+export function childCpu(child: ChildProcess): Promise<number> {
+  return childCpuByThread(child).then((c) => c.total);
+}
+
+/** The server child's CPU time so far (µs): in all, and by thread name (`main`: the event loop; 10 ms ticks, Linux only). */
+export function childCpuByThread(child: ChildProcess): Promise<{ total: number; threads: Record<string, number> }> {
   return new Promise((done) => {
-    const on = (m: { cpu?: NodeJS.CpuUsage }) => {
+    const on = (m: { cpu?: NodeJS.CpuUsage; threads?: Record<string, number> }) => {
       if (!m.cpu) return;
       child.off('message', on);
-      done(m.cpu.user + m.cpu.system);
+      done({ total: m.cpu.user + m.cpu.system, threads: m.threads ?? {} });
     };
     child.on('message', on);
     child.send('cpu');
+  });
+}
+
+/** Start (`'start'`) or stop (`'stop'`: its profile) a CPU profile in a server child (see bench/stages.ts). */
+export function childProfile(child: ChildProcess, phase: 'start'): Promise<void>;
+export function childProfile(child: ChildProcess, phase: 'stop'): Promise<CpuProfile>;
+export function childProfile(child: ChildProcess, phase: 'start' | 'stop'): Promise<void | CpuProfile> {
+  return new Promise((done) => {
+    const on = (m: { profile?: 'started' | CpuProfile }) => {
+      if (m.profile === undefined) return;
+      child.off('message', on);
+      done(m.profile === 'started' ? undefined : m.profile);
+    };
+    child.on('message', on);
+    child.send(`profile-${phase}`);
   });
 }
 
@@ -310,7 +363,7 @@ export async function handlerCpuPerRequest(n = 20_000, documentCount = 1): Promi
   return { editUs, getUs };
 }
 
-async function stopServer(child: ChildProcess): Promise<void> {
+export async function stopServer(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((done) => child.once('exit', done));
   child.disconnect();
