@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { runWorkload, type Measured, type RunSettings } from '../app/bench/runner.ts';
 import { bareHttpTarget, httpTarget } from '../app/bench/targets.ts';
 import { BUILT_IN, type Workload } from '../app/bench/workloads.ts';
-import { startProfile, stopProfile, type CpuProfile } from './stages.ts';
+import { startProfile, stopProfile, type AllocationProfile, type CpuProfile } from './stages.ts';
 
 // autocannon ships no type declarations; these are the parts used here.
 namespace autocannon {
@@ -229,15 +229,16 @@ async function childMain(spec: ServerSpec): Promise<void> {
   process.on('message', (m: unknown) => {
     if (m === 'cpu') process.send!({ cpu: process.cpuUsage(), threads: threadTicks() });
     // bench/stages.ts: a CPU profile of the measured window.
-    if (m === 'profile-start') void startProfile().then(() => process.send!({ profile: 'started' }));
-    if (m === 'profile-stop') void stopProfile().then((profile) => process.send!({ profile }));
+    if (m === 'profile-start' || m === 'alloc-start') void startProfile(m === 'alloc-start' ? 'alloc' : 'cpu').then(() => process.send!({ profile: 'started' }));
+    if (m === 'profile-stop' || m === 'alloc-stop') void stopProfile().then((profile) => process.send!({ profile }));
   });
   process.on('disconnect', () => process.exit(0));
 }
 
 /**
  * CPU time of each of this process's threads so far (Linux: /proc/self/task/<tid>/stat, user +
- * system in µs, by thread name; `main` is the event loop's thread); empty elsewhere.
+ * system in µs, by thread name; `main` is the event loop's thread, `main:system` its system time);
+ * empty elsewhere.
  */
 function threadTicks(): Record<string, number> {
   const out: Record<string, number> = {};
@@ -253,9 +254,15 @@ function threadTicks(): Record<string, number> {
       const close = stat.lastIndexOf(')');
       const fields = stat.slice(close + 2).split(' ');
       // utime and stime are fields 14 and 15 of stat (11 and 12 after the name), in clock ticks of 10 ms.
-      const us = (Number(fields[11]) + Number(fields[12])) * 10_000;
-      const name = Number(tid) === process.pid ? 'main' : stat.slice(stat.indexOf('(') + 1, close).trim();
-      out[name] = (out[name] ?? 0) + us;
+      const user = Number(fields[11]) * 10_000;
+      const system = Number(fields[12]) * 10_000;
+      if (Number(tid) === process.pid) {
+        out.main = user + system;
+        out['main:system'] = system;
+        continue;
+      }
+      const name = stat.slice(stat.indexOf('(') + 1, close).trim();
+      out[name] = (out[name] ?? 0) + user + system;
     } catch {
       // the thread ended meanwhile
     }
@@ -295,18 +302,21 @@ export function childCpuByThread(child: ChildProcess): Promise<{ total: number; 
   });
 }
 
-/** Start (`'start'`) or stop (`'stop'`: its profile) a CPU profile in a server child (see bench/stages.ts). */
-export function childProfile(child: ChildProcess, phase: 'start'): Promise<void>;
-export function childProfile(child: ChildProcess, phase: 'stop'): Promise<CpuProfile>;
-export function childProfile(child: ChildProcess, phase: 'start' | 'stop'): Promise<void | CpuProfile> {
+/**
+ * Start (`'start'`, `'alloc-start'`) or stop (`'stop'`: its profile) a CPU profile, or a sampling
+ * allocation profile, in a server child (see bench/stages.ts).
+ */
+export function childProfile(child: ChildProcess, phase: 'start' | 'alloc-start'): Promise<void>;
+export function childProfile(child: ChildProcess, phase: 'stop' | 'alloc-stop'): Promise<CpuProfile | AllocationProfile>;
+export function childProfile(child: ChildProcess, phase: 'start' | 'stop' | 'alloc-start' | 'alloc-stop'): Promise<void | CpuProfile | AllocationProfile> {
   return new Promise((done) => {
-    const on = (m: { profile?: 'started' | CpuProfile }) => {
+    const on = (m: { profile?: 'started' | CpuProfile | AllocationProfile }) => {
       if (m.profile === undefined) return;
       child.off('message', on);
       done(m.profile === 'started' ? undefined : m.profile);
     };
     child.on('message', on);
-    child.send(`profile-${phase}`);
+    child.send(phase.startsWith('alloc') ? phase : `profile-${phase}`);
   });
 }
 

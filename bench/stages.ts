@@ -22,6 +22,7 @@
  * @module
  */
 import { writeFileSync, mkdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { runWorkload, type Measured, type RunSettings } from '../app/bench/runner.ts';
@@ -44,22 +45,54 @@ export interface CpuProfile {
   endTime: number;
 }
 
-let session: Session | null = null;
+/** The parts of a V8 sampling heap profile read here (allocations sampled about every `samplingInterval` bytes). */
+export interface AllocationProfile {
+  head: AllocationNode;
+  samples: { size: number; nodeId: number }[];
+}
+interface AllocationNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocationNode[];
+}
 
-/** Start sampling this process's main thread (every `intervalUs`). */
-export async function startProfile(intervalUs = 100): Promise<void> {
+/** The CPU sampling interval (µs): finer costs the profiled process more (its samples are scaled to the unprofiled run's CPU). */
+const SAMPLE_US = 200;
+
+let session: Session | null = null;
+let running: 'cpu' | 'alloc' | null = null;
+
+/**
+ * Start sampling this process's main thread: its CPU (`cpu`, every {@link SAMPLE_US} µs) or its allocations
+ * (`alloc`: about one sample per 1 KB allocated, objects collected by later GCs included).
+ */
+export async function startProfile(kind: 'cpu' | 'alloc' = 'cpu'): Promise<void> {
   session ??= new Session();
   session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: intervalUs });
-  await session.post('Profiler.start');
+  running = kind;
+  if (kind === 'cpu') {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: SAMPLE_US });
+    await session.post('Profiler.start');
+  } else {
+    await session.post('HeapProfiler.enable');
+    await session.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
+  }
 }
 
 /** Stop sampling; the profile since {@link startProfile}. */
-export async function stopProfile(): Promise<CpuProfile> {
+export async function stopProfile(): Promise<CpuProfile | AllocationProfile> {
   const s = session!;
-  const { profile } = (await s.post('Profiler.stop')) as unknown as { profile: CpuProfile };
-  await s.post('Profiler.disable');
+  let profile: CpuProfile | AllocationProfile;
+  if (running === 'cpu') {
+    profile = ((await s.post('Profiler.stop')) as unknown as { profile: CpuProfile }).profile;
+    await s.post('Profiler.disable');
+  } else {
+    profile = ((await s.post('HeapProfiler.stopSampling')) as unknown as { profile: AllocationProfile }).profile;
+    await s.post('HeapProfiler.disable');
+  }
+  running = null;
   s.disconnect();
   return profile;
 }
@@ -165,21 +198,27 @@ function hashStage(stack: Frame[]): Stage | undefined {
   return 'contentSha256 of the version';
 }
 
-/** Sampled µs per stage (and per frame, for the top list) of a profile. */
+/** The stage of a sample's stack (leaf first). */
+function stageOfStack(stack: Frame[]): Stage | 'idle' {
+  let stage: Stage | 'idle' | undefined = stack[0]!.functionName === '(idle)' ? 'idle' : hashStage(stack);
+  for (let i = 0; stage === undefined && i < stack.length; i++) for (const rule of STAGE_RULES) if ((stage = rule(stack[i]!)) !== undefined) break;
+  return stage ?? fallback(stack);
+}
+
+const frameName = (f: Frame & { lineNumber: number }, stage: string) => `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*[/\\]/, '')}:${f.lineNumber + 1} → ${stage}`;
+
+/** Sampled µs per stage (and per frame, for the top list) of a CPU profile. */
 export function attribute(profile: CpuProfile): { stages: Map<Stage, number>; frames: Map<string, number>; idleUs: number; totalUs: number } {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const stageOf = new Map<number, Stage | 'idle'>();
   const classify = (id: number): Stage | 'idle' => {
-    const known = stageOf.get(id);
-    if (known) return known;
+    let stage = stageOf.get(id);
+    if (stage) return stage;
     const stack: Frame[] = [];
     for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) stack.push(byId.get(at)!.callFrame);
-    let stage: Stage | 'idle' | undefined = stack[0]!.functionName === '(idle)' ? 'idle' : hashStage(stack);
-    for (let i = 0; stage === undefined && i < stack.length; i++) for (const rule of STAGE_RULES) if ((stage = rule(stack[i]!)) !== undefined) break;
-    stage ??= fallback(stack);
-    stageOf.set(id, stage);
+    stageOf.set(id, (stage = stageOfStack(stack)));
     return stage;
   };
   const stages = new Map<Stage, number>();
@@ -198,11 +237,34 @@ export function attribute(profile: CpuProfile): { stages: Map<Stage, number>; fr
       continue;
     }
     stages.set(stage, (stages.get(stage) ?? 0) + us);
-    const f = byId.get(id)!.callFrame;
-    const name = `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*[/\\]/, '')}:${f.lineNumber + 1} → ${stage}`;
+    const name = frameName(byId.get(id)!.callFrame, stage);
     frames.set(name, (frames.get(name) ?? 0) + us);
   }
   return { stages, frames, idleUs, totalUs };
+}
+
+/** Sampled bytes allocated per stage (and per allocating frame) of an allocation profile. */
+export function attributeAllocations(profile: AllocationProfile): { stages: Map<Stage, number>; frames: Map<string, number>; totalBytes: number } {
+  const stages = new Map<Stage, number>();
+  const frames = new Map<string, number>();
+  const bytesOf = new Map<number, number>();
+  for (const sample of profile.samples) bytesOf.set(sample.nodeId, (bytesOf.get(sample.nodeId) ?? 0) + sample.size);
+  let totalBytes = 0;
+  const walk = (node: AllocationNode, stack: Frame[]) => {
+    const here = [node.callFrame, ...stack];
+    const bytes = bytesOf.get(node.id) ?? 0;
+    if (bytes > 0) {
+      const found = stageOfStack(here);
+      const stage: Stage = found === 'idle' ? 'other JavaScript' : found;
+      stages.set(stage, (stages.get(stage) ?? 0) + bytes);
+      const name = frameName(node.callFrame, stage);
+      frames.set(name, (frames.get(name) ?? 0) + bytes);
+      totalBytes += bytes;
+    }
+    for (const child of node.children) walk(child, here);
+  };
+  walk(profile.head, []);
+  return { stages, frames, totalBytes };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -217,7 +279,7 @@ function settings(clients: number, documents: number, onWindow?: RunSettings['on
 }
 
 /** A bench target over a bare node:http child of bench/http.ts (`bare-static`: every answer the same body). */
-function bareTarget(url: string, sockets: number): BenchTarget {
+export function bareTarget(url: string, sockets: number): BenchTarget {
   const client = httpClient(url, sockets);
   let docs = 0;
   const answer = (status: number, bytes: number): Answer => ({ status, bytes, revision: '"r"' });
@@ -247,29 +309,29 @@ interface ServerCase {
   name: string;
   measured: Measured;
   cpuUs: number;
-  /** CPU µs per request by thread (`main`: the event loop's; Linux only, 10 ms ticks over the window). */
+  /** CPU µs per request by thread (`main`: the event loop's, `main:system` its system time; Linux only, 10 ms ticks over the window). */
   threadUs: Record<string, number>;
   answerBytes: number;
-  profile?: CpuProfile;
+  profile?: CpuProfile | AllocationProfile;
 }
 
-async function measureServer(name: string, spec: Parameters<typeof startServer>[0], connections: number, profile: boolean, makeTarget: (url: string, token?: string) => BenchTarget): Promise<ServerCase> {
+async function measureServer(name: string, spec: Parameters<typeof startServer>[0], connections: number, profile: 'cpu' | 'alloc' | null, makeTarget: (url: string, token?: string) => BenchTarget): Promise<ServerCase> {
   const server = await startServer(spec);
   try {
     const target = makeTarget(server.ready.url, server.ready.token);
     type Cpu = Awaited<ReturnType<typeof childCpuByThread>>;
     let before: Promise<Cpu> = Promise.resolve({ total: 0, threads: {} });
     let after: Promise<Cpu> = before;
-    let prof: Promise<CpuProfile | undefined> = Promise.resolve(undefined);
+    let prof: Promise<CpuProfile | AllocationProfile | undefined> = Promise.resolve(undefined);
     const measured = await runWorkload(
       target,
       settings(connections, connections, (phase) => {
         if (phase === 'start') {
           before = childCpuByThread(server.child);
-          if (profile) prof = childProfile(server.child, 'start').then(() => undefined);
+          if (profile) prof = childProfile(server.child, profile === 'cpu' ? 'start' : 'alloc-start').then(() => undefined);
         } else {
           after = childCpuByThread(server.child);
-          if (profile) prof = prof.then(() => childProfile(server.child, 'stop'));
+          if (profile) prof = prof.then(() => childProfile(server.child, profile === 'cpu' ? 'stop' : 'alloc-stop'));
         }
       }),
     );
@@ -278,7 +340,7 @@ async function measureServer(name: string, spec: Parameters<typeof startServer>[
     const n = Math.max(1, measured.requests);
     const cpuUs = (a.total - b.total) / n;
     const threadUs: Record<string, number> = {};
-    for (const [name, us] of Object.entries(a.threads)) threadUs[name] = (us - (b.threads[name] ?? 0)) / n;
+    for (const [thread, us] of Object.entries(a.threads)) threadUs[thread] = (us - (b.threads[thread] ?? 0)) / n;
     const p = await prof;
     const edit = measured.operations.edit;
     if (!edit || edit.count === 0) throw new Error(`${name}: no edit answered (${JSON.stringify(measured.errors)})`);
@@ -296,91 +358,121 @@ function print(rows: string[][], log: (line: string) => void): void {
   for (const r of rows) log(r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  '));
 }
 
-/** The stage rows of a profile: µs per edit (sampled time / edits), share of the sampled busy time. */
-function stageRows(profile: CpuProfile, edits: number, cpuUs: number, log: (line: string) => void, label: string, threadUs: Record<string, number> = {}): { rows: string[][]; sumUs: number } {
+const SOCKET: Stage = 'write response: socket write (writev)';
+
+/**
+ * The stage rows. "sampled": a stage's sampled wall time in the profiled run over the edits of its
+ * window. "CPU": the same shares scaled to the main thread's CPU per edit of the unprofiled run
+ * (`mainUs`), after the socket write is capped at that thread's whole system time: the sampler
+ * counts wall time, and on a shared machine a thread is often descheduled inside `writev`, which
+ * wakes the client on loopback, so `writev` collects time the thread did not run. The scale
+ * factor is printed: 1 would mean the profile saw exactly the CPU the thread used. Then KB
+ * allocated per edit (from an allocation profile of a third run, when given) and the
+ * reconciliation with the measured CPU (all threads).
+ */
+function stageRows(profile: CpuProfile, edits: number, measure: { cpuUs: number; mainUs?: number | undefined; systemUs?: number | undefined; otherThreads?: string }, log: (line: string) => void, label: string, alloc?: { profile: AllocationProfile; edits: number }): { rows: string[][]; cpuSumUs: number } {
   const { stages, frames, idleUs, totalUs } = attribute(profile);
+  const allocated = alloc ? attributeAllocations(alloc.profile) : null;
   const busy = totalUs - idleUs;
-  const rows: string[][] = [['stage', 'µs / edit', '% of busy']];
-  let sumUs = 0;
+  const sampled = (stage: Stage) => (stages.get(stage) ?? 0) / edits;
+  const mainUs = measure.mainUs ?? measure.cpuUs;
+  const socketCpu = measure.systemUs === undefined ? sampled(SOCKET) : Math.min(sampled(SOCKET), measure.systemUs);
+  const scale = (mainUs - socketCpu) / (busy / edits - sampled(SOCKET));
+  const rows: string[][] = [['stage', 'µs / edit sampled', 'µs / edit CPU', '% of CPU', 'KB alloc / edit']];
+  let cpuSumUs = 0;
+  const cpuOf = (stage: Stage) => (stage === SOCKET ? socketCpu : sampled(stage) * scale);
   for (const stage of STAGES) {
-    const us = stages.get(stage) ?? 0;
-    if (us === 0) continue;
-    sumUs += us / edits;
-    rows.push([stage, fixed(us / edits, 2), `${fixed((us / busy) * 100)}%`]);
+    const bytes = (allocated?.stages.get(stage) ?? 0) / (alloc?.edits ?? 1);
+    if (sampled(stage) === 0 && bytes === 0) continue;
+    cpuSumUs += cpuOf(stage);
+    rows.push([stage, fixed(sampled(stage), 2), fixed(cpuOf(stage), 2), `${fixed((cpuOf(stage) / mainUs) * 100)}%`, allocated ? fixed(bytes / 1024, 2) : '']);
   }
-  rows.push(['sum of the stages (main thread, sampled)', fixed(sumUs, 2), '100.0%']);
-  rows.push([`measured CPU per edit (process.cpuUsage, all threads)`, fixed(cpuUs, 2), '']);
-  const main = threadUs.main;
-  if (main !== undefined) {
-    rows.push(['  of which the main thread (/proc, 10 ms ticks)', fixed(main, 2), '']);
-    const others = Object.entries(threadUs).filter(([n, us]) => n !== 'main' && us > 0).sort((a, b) => b[1] - a[1]);
-    rows.push([`  of which other threads (${others.map(([n, us]) => `${n} ${fixed(us)}`).join(', ') || 'none'})`, fixed(cpuUs - main, 2), '']);
-    rows.push(['main thread CPU − sampled stages (+: not sampled; −: sampled while descheduled)', fixed(main - sumUs, 2), '']);
-  } else rows.push(['unattributed (other threads, profiler, kernel outside samples)', fixed(cpuUs - sumUs, 2), '']);
-  rows.push(['idle on the main thread (per edit)', fixed(idleUs / edits, 2), '']);
+  const kb = allocated ? fixed(allocated.totalBytes / alloc!.edits / 1024, 2) : '';
+  rows.push([`sum of the stages (main thread; CPU: scaled ×${fixed(scale, 2)})`, fixed(busy / edits, 2), fixed(cpuSumUs, 2), '100.0%', kb]);
+  rows.push(['measured CPU per edit, unprofiled (process.cpuUsage, all threads)', '', fixed(measure.cpuUs, 2), '', '']);
+  if (measure.mainUs !== undefined) {
+    rows.push([`  main thread (/proc, 10 ms ticks; of it system ${fixed(measure.systemUs ?? NaN)})`, '', fixed(measure.mainUs, 2), '', '']);
+    rows.push([`  other threads: unattributed (${measure.otherThreads ?? ''})`, '', fixed(measure.cpuUs - measure.mainUs, 2), '', '']);
+  } else rows.push(['  unattributed (other threads, kernel outside samples)', '', fixed(measure.cpuUs - cpuSumUs, 2), '', '']);
+  rows.push(['idle on the main thread (per edit, wall, profiled run)', fixed(idleUs / edits, 2), '', '', '']);
   const top = Number(process.env.KW_BENCH_STAGES_TOP ?? 0);
   if (top > 0) {
-    log(`\ntop ${top} frames by self time (${label}):`);
+    log(`\ntop ${top} frames by self time (${label}, sampled µs per edit):`);
     for (const [name, us] of [...frames].sort((a, b) => b[1] - a[1]).slice(0, top)) log(`  ${fixed(us / edits, 2).padStart(7)} µs  ${name}`);
+    if (allocated) {
+      log(`top ${top} allocating frames (${label}):`);
+      for (const [name, bytes] of [...allocated.frames].sort((a, b) => b[1] - a[1]).slice(0, top)) log(`  ${fixed(bytes / alloc!.edits, 0).padStart(7)} B  ${name}`);
+    }
   }
   const dir = process.env.KW_BENCH_STAGES_PROFILE;
   if (dir) {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${label.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`), JSON.stringify(profile));
+    writeFileSync(join(dir, `${label}.cpuprofile`), JSON.stringify(profile));
+    if (alloc) writeFileSync(join(dir, `${label}.heapprofile`), JSON.stringify(alloc.profile));
   }
-  return { rows, sumUs };
+  return { rows, cpuSumUs };
 }
+
+/** Other threads' CPU per request, by name, as text. */
+const otherThreads = (threadUs: Record<string, number>) =>
+  Object.entries(threadUs)
+    .filter(([n, us]) => !n.startsWith('main') && us > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([n, us]) => `${n} ${fixed(us)}`)
+    .join(', ');
 
 /**
  * The HTTP table: a 10-block single-block edit through `kw`'s listener and API (a server child over
  * memory storage, one document per connection), beside the bare node:http answers of 1 KB and of
- * the edit's answer size, and raw Yjs doing the same edit, in one run. Returns the edit's stage µs.
+ * the edit's answer size, and raw Yjs doing the same edit, in one run.
  */
 export async function runHttpStages(log: (line: string) => void = console.log): Promise<void> {
   if (process.env.KW_BENCH_STAGES === '0') return;
   const connections = connectionsOf();
-  const { loadavg } = await import('node:os');
   log(`\nWhere an edit's time goes (stages), over HTTP: ${connections} connections, ${seconds()} s per case, loopback, memory storage; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  // Unprofiled first (throughput, CPU per request), then the same three with the profiler (stages).
+  // Unprofiled first (throughput, CPU per request), then with the CPU profiler (stages), then the
+  // edit with the allocation sampler (KB per stage).
   const kw = (url: string, token?: string) => httpTarget(url, token!, connections);
   const bare = (url: string) => bareTarget(url, connections);
-  const bare1k = await measureServer('bare node:http, 1 KB answer to the edit request', { kind: 'bare-static', bytes: 1024 }, connections, false, bare);
-  const edit = await measureServer('API edit, 10-block document', { kind: 'kw', documents: 0, blocks: 10 }, connections, false, kw);
+  const KW = { kind: 'kw', documents: 0, blocks: 10 } as const;
+  const bare1k = await measureServer('bare node:http, 1 KB answer to the edit request', { kind: 'bare-static', bytes: 1024 }, connections, null, bare);
+  const edit = await measureServer('API edit, 10-block document', KW, connections, null, kw);
   const sameName = `bare node:http, answer of the edit's size (${edit.answerBytes} B)`;
-  const bareSame = await measureServer(sameName, { kind: 'bare-static', bytes: edit.answerBytes }, connections, false, bare);
-  const editP = await measureServer('API edit (profiled)', { kind: 'kw', documents: 0, blocks: 10 }, connections, true, kw);
-  const bareSameP = await measureServer(`${sameName} (profiled)`, { kind: 'bare-static', bytes: edit.answerBytes }, connections, true, bare);
-  const bare1kP = await measureServer('bare node:http, 1 KB (profiled)', { kind: 'bare-static', bytes: 1024 }, connections, true, bare);
+  const bareSame = await measureServer(sameName, { kind: 'bare-static', bytes: edit.answerBytes }, connections, null, bare);
+  const editP = await measureServer('API edit (CPU profiled)', KW, connections, 'cpu', kw);
+  const bareSameP = await measureServer(`${sameName} (CPU profiled)`, { kind: 'bare-static', bytes: edit.answerBytes }, connections, 'cpu', bare);
+  const editA = await measureServer('API edit (allocations sampled)', KW, connections, 'alloc', kw);
   // Raw Yjs, one client, the same single-block edit of a 10-block document.
   const raw = rawYjsTarget();
   const rawM = await runWorkload(raw, settings(1, 1));
   await raw.close({ keep: false });
   const rawUs = rawM.operations.edit!.meanMs * 1000;
+  log(`load after the runs ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 
-  const rows: string[][] = [['case', 'req/s', 'vs 1 KB echo', 'vs same-size bare', 'server CPU µs / request', 'main thread µs', 'answer bytes']];
-  for (const c of [bare1k, bareSame, edit, bare1kP, bareSameP, editP]) {
-    rows.push([c.name, fixed(c.measured.throughput, 0), `${fixed((c.measured.throughput / bare1k.measured.throughput) * 100)}%`, `${fixed((c.measured.throughput / bareSame.measured.throughput) * 100)}%`, fixed(c.cpuUs), c.threadUs.main === undefined ? '' : fixed(c.threadUs.main), String(c.answerBytes)]);
+  const rows: string[][] = [['case', 'req/s', 'vs 1 KB echo', 'vs same-size bare', 'server CPU µs / request', 'main thread µs (system)', 'answer bytes']];
+  for (const c of [bare1k, bareSame, edit, bareSameP, editP, editA]) {
+    const main = c.threadUs.main === undefined ? '' : `${fixed(c.threadUs.main)} (${fixed(c.threadUs['main:system'] ?? NaN)})`;
+    rows.push([c.name, fixed(c.measured.throughput, 0), `${fixed((c.measured.throughput / bare1k.measured.throughput) * 100)}%`, `${fixed((c.measured.throughput / bareSame.measured.throughput) * 100)}%`, fixed(c.cpuUs), main, String(c.answerBytes)]);
   }
   rows.push(['raw Yjs, the same single-block edit (in-process, one client)', fixed(1e6 / rawUs, 0), '', '', fixed(rawUs, 2), '', '']);
   print(rows, log);
   recordTable('Stages: the edit over HTTP beside bare node:http (same run)', rows, 1);
 
   const edits = editP.measured.requests;
-  const { rows: stageTable, sumUs } = stageRows(editP.profile!, edits, editP.cpuUs, log, 'http-edit', editP.threadUs);
-  log(`\nstages of the API edit (server child, ${edits} requests in the window, CPU profile at 100 µs):`);
+  const { rows: stageTable, cpuSumUs } = stageRows(editP.profile as CpuProfile, edits, { cpuUs: edit.cpuUs, mainUs: edit.threadUs.main, systemUs: edit.threadUs['main:system'], otherThreads: otherThreads(edit.threadUs) }, log, 'http-edit', { profile: editA.profile as AllocationProfile, edits: editA.measured.requests });
+  log(`\nstages of the API edit (server child, ${edits} requests in the profiled window, CPU sampled every ${SAMPLE_US} µs; allocations from the sampled run, ${editA.measured.requests} requests):`);
   print(stageTable, log);
-  recordTable('Stages: µs per edit over HTTP', stageTable.slice(0, -4), 1);
-  // The bare servers' own stages: what node:http costs for the same bytes.
-  for (const c of [bare1kP, bareSameP]) {
-    const a = attribute(c.profile!);
-    const n = c.measured.requests;
-    const part = (s: Stage) => fixed((a.stages.get(s) ?? 0) / n, 2);
-    log(
-      `${c.name}: node:http parse ${part('node:http: read socket, parse request')} µs, write ${part('write response: node:http (headers, outgoing)')} + socket ${part('write response: socket write (writev)')} µs, ` +
-        `node internals ${part('node internals (events, streams, timers, promises)')} µs, GC ${part('GC (main thread)')} µs, other ${part('other JavaScript')} µs, idle ${fixed(a.idleUs / n, 2)} µs; CPU ${fixed(c.cpuUs)} µs per request (main thread ${fixed(c.threadUs.main ?? NaN)})`,
-    );
-  }
-  log(`our work per edit beyond a bare server answering the same bytes: ${fixed(edit.cpuUs - bareSame.cpuUs)} µs of server CPU unprofiled, ${fixed(editP.cpuUs - bareSameP.cpuUs)} µs profiled (stages sampled: ${fixed(sumUs)} µs); raw Yjs edit ${fixed(rawUs, 2)} µs`);
+  recordTable('Stages: µs per edit over HTTP', stageTable.slice(0, -5), 2);
+  // The bare server's own stages: what node:http costs for the same bytes.
+  const a = attribute(bareSameP.profile as CpuProfile);
+  const n = bareSameP.measured.requests;
+  const part = (s: Stage) => fixed((a.stages.get(s) ?? 0) / n, 2);
+  log(
+    `${bareSameP.name}: node:http parse ${part('node:http: read socket, parse request')} µs, write ${part('write response: node:http (headers, outgoing)')} + socket ${part(SOCKET)} µs, ` +
+      `node internals ${part('node internals (events, streams, timers, promises)')} µs, GC ${part('GC (main thread)')} µs, other ${part('other JavaScript')} µs, idle ${fixed(a.idleUs / n, 2)} µs; ` +
+      `CPU ${fixed(bareSameP.cpuUs)} µs per request (main thread ${fixed(bareSameP.threadUs.main ?? NaN)}, system ${fixed(bareSameP.threadUs['main:system'] ?? NaN)})`,
+  );
+  log(`our work per edit beyond a bare server answering the same bytes: ${fixed(edit.cpuUs - bareSame.cpuUs)} µs of server CPU unprofiled, ${fixed(editP.cpuUs - bareSameP.cpuUs)} µs profiled (main-thread stages: ${fixed(cpuSumUs)} µs); raw Yjs edit ${fixed(rawUs, 2)} µs`);
 }
 
 /**
@@ -390,41 +482,50 @@ export async function runHttpStages(log: (line: string) => void = console.log): 
  */
 export async function runEngineStages(log: (line: string) => void = console.log): Promise<void> {
   if (process.env.KW_BENCH_STAGES === '0') return;
-  const { loadavg } = await import('node:os');
   log(`\nWhere an edit's time goes (stages), in-process: engine (memory storage) vs raw Yjs, one client, ${seconds()} s each; load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
   const raw = rawYjsTarget();
   const rawM = await runWorkload(raw, settings(1, 1));
   await raw.close({ keep: false });
   const plain = engineTargetOver(createEngine({ storage: memoryStorage() }), 'memory');
-  const plainM = await runWorkload(plain, settings(1, 1));
-  await plain.close({ keep: false });
-  const target = engineTargetOver(createEngine({ storage: memoryStorage() }), 'memory');
-  let cpuStart: NodeJS.CpuUsage = process.cpuUsage();
-  let cpu = 0;
-  let started: Promise<void> = Promise.resolve();
-  let stopped: Promise<CpuProfile> | null = null;
-  const m = await runWorkload(
-    target,
+  let plainStart = process.cpuUsage();
+  let plainCpu = 0;
+  const plainM = await runWorkload(
+    plain,
     settings(1, 1, (phase) => {
-      if (phase === 'start') {
-        started = startProfile();
-        cpuStart = process.cpuUsage();
-      } else {
-        const used = process.cpuUsage(cpuStart);
-        cpu = used.user + used.system;
-        stopped = started.then(() => stopProfile());
+      if (phase === 'start') plainStart = process.cpuUsage();
+      else {
+        const used = process.cpuUsage(plainStart);
+        plainCpu = used.user + used.system;
       }
     }),
   );
-  await target.close({ keep: false });
-  const profile = await stopped!;
-  const edits = m.requests;
+  await plain.close({ keep: false });
+  const profiled = async (kind: 'cpu' | 'alloc') => {
+    const target = engineTargetOver(createEngine({ storage: memoryStorage() }), 'memory');
+    let started: Promise<void> = Promise.resolve();
+    let stopped: Promise<CpuProfile | AllocationProfile> | null = null;
+    const m = await runWorkload(
+      target,
+      settings(1, 1, (phase) => {
+        if (phase === 'start') {
+          started = startProfile(kind);
+        } else {
+          stopped = started.then(() => stopProfile());
+        }
+      }),
+    );
+    await target.close({ keep: false });
+    return { m, profile: await stopped! };
+  };
+  const cpuRun = await profiled('cpu');
+  const allocRun = await profiled('alloc');
+  const edits = cpuRun.m.requests;
   const rawUs = rawM.operations.edit!.meanMs * 1000;
   const engineUs = plainM.operations.edit!.meanMs * 1000;
-  const profiledUs = m.operations.edit!.meanMs * 1000;
+  const profiledUs = cpuRun.m.operations.edit!.meanMs * 1000;
   log(`raw Yjs edit ${fixed(rawUs, 2)} µs (${fixed(1e6 / rawUs, 0)}/s); engine edit ${fixed(engineUs, 2)} µs (${fixed(1e6 / engineUs, 0)}/s), engine/raw ${fixed((rawUs / engineUs) * 100)}%; under the profiler ${fixed(profiledUs, 2)} µs`);
-  const { rows } = stageRows(profile, edits, cpu / edits, log, 'engine-edit');
-  log(`stages of the engine edit (this process, ${edits} edits in the window, CPU profile at 100 µs):`);
+  const { rows } = stageRows(cpuRun.profile as CpuProfile, edits, { cpuUs: plainCpu / plainM.requests }, log, 'engine-edit', { profile: allocRun.profile as AllocationProfile, edits: allocRun.m.requests });
+  log(`stages of the engine edit (this process, ${edits} edits in the profiled window, CPU sampled every ${SAMPLE_US} µs, scaled to the unprofiled run's CPU per edit, which includes the load loop; allocations from a third run):`);
   print(rows, log);
-  recordTable('Stages: µs per edit in-process (engine)', rows.slice(0, -4), 1);
+  recordTable('Stages: µs per edit in-process (engine)', rows.slice(0, -4), 2);
 }
