@@ -28,7 +28,7 @@ import { fileURLToPath } from 'node:url';
 import { runWorkload, type Measured, type RunSettings } from '../app/bench/runner.ts';
 import { bareHttpTarget, httpTarget } from '../app/bench/targets.ts';
 import { BUILT_IN, type Workload } from '../app/bench/workloads.ts';
-import { startProfile, stopProfile, type AllocationProfile, type CpuProfile } from './stages.ts';
+import { startProfile, stopProfile, type AllocationProfile, type CpuProfile } from './profiler.ts';
 
 // autocannon ships no type declarations; these are the parts used here.
 namespace autocannon {

@@ -7,13 +7,14 @@
  *
  * How the stages are measured, without changing what is measured: the server (a child process
  * forked as in bench/http.ts; the engine in this process for the in-process table) takes a V8 CPU
- * profile (node:inspector, 100 µs sampling) over the measured window only. Each sample is given to
- * the innermost frame of its stack that names a stage (see {@link STAGE_RULES}: our functions by
- * name, node's by file and name, Yjs and valibot by package), and a stage's µs per edit is its
- * sampled time over the edits answered in the window. The server's CPU time over the same window
- * (`process.cpuUsage`, all threads) is the total the stages must reconcile with: what the samples
- * do not cover (GC helper threads, the profiler's own thread, the kernel's share outside sampled
- * stacks) is printed as "unattributed".
+ * profile (node:inspector, bench/profiler.ts, every 200 µs) over the measured window only. Each
+ * sample is given to the innermost frame of its stack that names a stage (see {@link STAGE_RULES}:
+ * our functions by name, node's by file and name, Yjs and valibot by package), and a stage's
+ * sampled µs per edit is its sampled time over the edits answered in the window. The sampler counts
+ * wall time, so the "CPU" column reconciles it with the CPU measured in an unprofiled run of the
+ * same case: the socket write capped at the main thread's system time, the other stages' shares
+ * scaled to the main thread's CPU (/proc, by thread); the other threads' CPU (V8's GC and compiler
+ * workers) is printed as unattributed. A third run samples allocations (KB per stage per edit).
  *
  * Settings: KW_BENCH_SECONDS (default 5), KW_BENCH_CONNECTIONS (default 10),
  * KW_BENCH_STAGES=0 skips the table, KW_BENCH_STAGES_TOP=N also prints the N frames with the most
@@ -24,78 +25,17 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { Session } from 'node:inspector/promises';
 import { runWorkload, type Measured, type RunSettings } from '../app/bench/runner.ts';
 import { engineTargetOver, httpClient, httpTarget, rawYjsTarget, type Answer, type BenchTarget } from '../app/bench/targets.ts';
 import { BUILT_IN } from '../app/bench/workloads.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { createEngine } from '../src/engine.ts';
 import { childCpuByThread, childProfile, startServer, stopServer } from './http.ts';
+import { SAMPLE_US, startProfile, stopProfile, type AllocationNode, type AllocationProfile, type CpuProfile } from './profiler.ts';
 import { recordTable } from './report.ts';
 
 // ---------------------------------------------------------------------------------------------
 // Profiles
-
-/** The parts of a V8 CPU profile read here. */
-export interface CpuProfile {
-  nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
-  samples: number[];
-  timeDeltas: number[];
-  startTime: number;
-  endTime: number;
-}
-
-/** The parts of a V8 sampling heap profile read here (allocations sampled about every `samplingInterval` bytes). */
-export interface AllocationProfile {
-  head: AllocationNode;
-  samples: { size: number; nodeId: number }[];
-}
-interface AllocationNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-  selfSize: number;
-  children: AllocationNode[];
-}
-
-/** The CPU sampling interval (µs): finer costs the profiled process more (its samples are scaled to the unprofiled run's CPU). */
-const SAMPLE_US = 200;
-
-let session: Session | null = null;
-let running: 'cpu' | 'alloc' | null = null;
-
-/**
- * Start sampling this process's main thread: its CPU (`cpu`, every {@link SAMPLE_US} µs) or its allocations
- * (`alloc`: about one sample per 1 KB allocated, objects collected by later GCs included).
- */
-export async function startProfile(kind: 'cpu' | 'alloc' = 'cpu'): Promise<void> {
-  session ??= new Session();
-  session.connect();
-  running = kind;
-  if (kind === 'cpu') {
-    await session.post('Profiler.enable');
-    await session.post('Profiler.setSamplingInterval', { interval: SAMPLE_US });
-    await session.post('Profiler.start');
-  } else {
-    await session.post('HeapProfiler.enable');
-    await session.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true } as never);
-  }
-}
-
-/** Stop sampling; the profile since {@link startProfile}. */
-export async function stopProfile(): Promise<CpuProfile | AllocationProfile> {
-  const s = session!;
-  let profile: CpuProfile | AllocationProfile;
-  if (running === 'cpu') {
-    profile = ((await s.post('Profiler.stop')) as unknown as { profile: CpuProfile }).profile;
-    await s.post('Profiler.disable');
-  } else {
-    profile = ((await s.post('HeapProfiler.stopSampling')) as unknown as { profile: AllocationProfile }).profile;
-    await s.post('HeapProfiler.disable');
-  }
-  running = null;
-  s.disconnect();
-  return profile;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Stages
