@@ -22,7 +22,7 @@
  * @module
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
@@ -32,6 +32,7 @@ import { startProcesses } from '../app/postgres-cluster-kit.ts';
 import { runWorkload, type Measured, type RunSettings } from '../app/bench/runner.ts';
 import { bareHttpTarget, httpTarget } from '../app/bench/targets.ts';
 import { BUILT_IN, type Workload } from '../app/bench/workloads.ts';
+import { startProfile, stopProfile, type AllocationProfile, type CpuProfile } from './profiler.ts';
 
 // autocannon ships no type declarations; these are the parts used here.
 namespace autocannon {
@@ -101,7 +102,7 @@ export interface HttpBenchRow {
 // ---------------------------------------------------------------------------------------------
 // Servers (child process side)
 
-type ServerSpec =
+export type ServerSpec =
   | { kind: 'bare-echo' }
   | { kind: 'bare-static'; bytes: number }
   | { kind: 'kw'; documents: number; blocks: number };
@@ -228,7 +229,49 @@ async function childMain(spec: ServerSpec): Promise<void> {
     ready = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
   }
   process.send!({ ready });
+  // The parent asks for this process's CPU time around a case: server CPU per request under load.
+  process.on('message', (m: unknown) => {
+    if (m === 'cpu') process.send!({ cpu: process.cpuUsage(), threads: threadTicks() });
+    // bench/stages.ts: a CPU profile of the measured window.
+    if (m === 'profile-start' || m === 'alloc-start') void startProfile(m === 'alloc-start' ? 'alloc' : 'cpu').then(() => process.send!({ profile: 'started' }));
+    if (m === 'profile-stop' || m === 'alloc-stop') void stopProfile().then((profile) => process.send!({ profile }));
+  });
   process.on('disconnect', () => process.exit(0));
+}
+
+/**
+ * CPU time of each of this process's threads so far (Linux: /proc/self/task/<tid>/stat, user +
+ * system in µs, by thread name; `main` is the event loop's thread, `main:system` its system time);
+ * empty elsewhere.
+ */
+function threadTicks(): Record<string, number> {
+  const out: Record<string, number> = {};
+  let tids: string[];
+  try {
+    tids = readdirSync('/proc/self/task');
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      const fields = stat.slice(close + 2).split(' ');
+      // utime and stime are fields 14 and 15 of stat (11 and 12 after the name), in clock ticks of 10 ms.
+      const user = Number(fields[11]) * 10_000;
+      const system = Number(fields[12]) * 10_000;
+      if (Number(tid) === process.pid) {
+        out.main = user + system;
+        out['main:system'] = system;
+        continue;
+      }
+      const name = stat.slice(stat.indexOf('(') + 1, close).trim();
+      out[name] = (out[name] ?? 0) + user + system;
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -236,13 +279,49 @@ async function childMain(spec: ServerSpec): Promise<void> {
 
 const SELF = fileURLToPath(import.meta.url);
 
-async function startServer(spec: ServerSpec): Promise<{ child: ChildProcess; ready: ServerReady }> {
+export async function startServer(spec: ServerSpec): Promise<{ child: ChildProcess; ready: ServerReady }> {
   const child = fork(SELF, [], { env: { ...process.env, KW_BENCH_SERVER: JSON.stringify(spec) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = await new Promise<ServerReady>((done, fail) => {
     child.once('message', (m: { ready: ServerReady }) => done(m.ready));
     child.once('exit', (code) => fail(new Error(`bench server (${spec.kind}) exited with ${code}`)));
   });
   return { child, ready };
+}
+
+/** The server child's CPU time (user + system, µs) so far. */
+export function childCpu(child: ChildProcess): Promise<number> {
+  return childCpuByThread(child).then((c) => c.total);
+}
+
+/** The server child's CPU time so far (µs): in all, and by thread name (`main`: the event loop; 10 ms ticks, Linux only). */
+export function childCpuByThread(child: ChildProcess): Promise<{ total: number; threads: Record<string, number> }> {
+  return new Promise((done) => {
+    const on = (m: { cpu?: NodeJS.CpuUsage; threads?: Record<string, number> }) => {
+      if (!m.cpu) return;
+      child.off('message', on);
+      done({ total: m.cpu.user + m.cpu.system, threads: m.threads ?? {} });
+    };
+    child.on('message', on);
+    child.send('cpu');
+  });
+}
+
+/**
+ * Start (`'start'`, `'alloc-start'`) or stop (`'stop'`: its profile) a CPU profile, or a sampling
+ * allocation profile, in a server child (see bench/stages.ts).
+ */
+export function childProfile(child: ChildProcess, phase: 'start' | 'alloc-start'): Promise<void>;
+export function childProfile(child: ChildProcess, phase: 'stop' | 'alloc-stop'): Promise<CpuProfile | AllocationProfile>;
+export function childProfile(child: ChildProcess, phase: 'start' | 'stop' | 'alloc-start' | 'alloc-stop'): Promise<void | CpuProfile | AllocationProfile> {
+  return new Promise((done) => {
+    const on = (m: { profile?: 'started' | CpuProfile | AllocationProfile }) => {
+      if (m.profile === undefined) return;
+      child.off('message', on);
+      done(m.profile === 'started' ? undefined : m.profile);
+    };
+    child.on('message', on);
+    child.send(phase.startsWith('alloc') ? phase : `profile-${phase}`);
+  });
 }
 
 /**
@@ -298,7 +377,7 @@ export async function handlerCpuPerRequest(n = 20_000, documentCount = 1): Promi
   return { editUs, getUs };
 }
 
-async function stopServer(child: ChildProcess): Promise<void> {
+export async function stopServer(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((done) => child.once('exit', done));
   child.disconnect();

@@ -22,6 +22,7 @@ import { runFuzzBench } from './fuzz.ts';
 import { runSyncBench } from './sync.ts';
 import { runAgreementBench } from './agreement.ts';
 import { recordTable, writeReport } from './report.ts';
+import { runEngineStages, runHttpStages } from './stages.ts';
 
 // The HTTP bench forks this same file as its server processes: they must not run the benches.
 if (!process.env.KW_BENCH_SERVER) {
@@ -36,6 +37,7 @@ if (!process.env.KW_BENCH_SERVER) {
   const only = args[0];
   if (!only || only === 'bundle') await runBundleBench();
   if (!only || only === 'mutations') await runMutationBench();
+  if (!only || only === 'mutations' || only === 'stages') await runEngineStages();
   if (!only || only === 'mutations' || only === 'scaling') await versionOnlyScaling();
   if (!only || only === 'mutations' || only === 'pathological') await pathologicalEdits();
   if (!only || only === 'peer') await runPeerBench();
@@ -45,6 +47,7 @@ if (!process.env.KW_BENCH_SERVER) {
     const cells = rows.map((r) => [r.name, r.requestsPerSec.toFixed(0), r.mbPerSec.toFixed(1), r.ratio === null ? 'baseline' : `${(r.ratio * 100).toFixed(1)}%`]);
     recordTable('HTTP: API vs bare node:http (vs baseline, %)', [['case', 'req/s', 'MB/s', 'vs baseline'], ...cells], 3, 30);
   }
+  if (!only || only === 'http' || only === 'stages') await runHttpStages();
   if (!only || only === 'sse') await runSseBench();
   if (only === 'soak') await runSoak();
   if (only === 'library') await runLibraryBench();

@@ -14,6 +14,35 @@ const utf8 = new TextEncoder();
 const plainEncoder: PartEncoder = { partBytes: (parts) => parts.map((p) => utf8.encode(p)) };
 
 /**
+ * What a loaded document keeps of a recent version for its hash (see {@link RecentVersions}): the
+ * version's pieces until the hash is known, then the hash alone.
+ * @remarks Keeping the {@link VersionContent} itself would keep each version's text (for a small
+ * document, its whole JSON) alive for {@link RECENT_VERSIONS} versions: every edit's text would
+ * outlive the young generation and be copied into the old one, to die there. Once the version's
+ * hash is known (an HTTP answer reads it at once) the pieces live only as long as a view of the
+ * version does.
+ */
+export class KeptHash {
+  constructor(
+    private parts: readonly string[] | null,
+    private readonly hasher: Sha256Hex,
+    public hash: string | null,
+  ) {}
+
+  /** Hex SHA-256 of the version's text. */
+  get sha256(): string {
+    if (this.hash === null) this.settle(this.hasher(this.parts!));
+    return this.hash!;
+  }
+
+  /** The hash is known: keep it, drop the pieces. */
+  settle(hash: string): void {
+    this.hash = hash;
+    this.parts = null;
+  }
+}
+
+/**
  * One version's canonical rich-json `document` text and hash.
  * @remarks Holds the tree's cached JSON pieces of that version: strings shared with neighbouring
  * versions (an edit re-joins one chunk), so a version costs about one chunk of text plus an array.
@@ -27,7 +56,8 @@ const plainEncoder: PartEncoder = { partBytes: (parts) => parts.map((p) => utf8.
 export class VersionContent {
   private text: string | null = null;
   private encoded: readonly Uint8Array[] | null = null;
-  private hash: string | null;
+  /** The hash, shared with the loaded document's ring of recent versions. */
+  readonly kept: KeptHash;
 
   constructor(
     private readonly parts: readonly string[],
@@ -35,7 +65,7 @@ export class VersionContent {
     knownHash: string | null = null,
     private readonly encoder: PartEncoder = plainEncoder,
   ) {
-    this.hash = knownHash;
+    this.kept = new KeptHash(knownHash === null ? parts : null, hasher, knownHash);
   }
 
   /** Length of {@link VersionContent.json} in UTF-16 units, without joining it. */
@@ -58,7 +88,9 @@ export class VersionContent {
 
   /** Hex SHA-256 of {@link VersionContent.json}, computed on first read. */
   get sha256(): string {
-    return (this.hash ??= this.hasher(this.encoded ?? this.text ?? this.parts));
+    const kept = this.kept;
+    if (kept.hash === null) kept.settle(this.hasher(this.encoded ?? this.text ?? this.parts));
+    return kept.hash!;
   }
 
   /** Drop the joined text and the bytes (kept: the pieces, and the hash when computed). */
@@ -68,23 +100,23 @@ export class VersionContent {
   }
 }
 
-/** Versions kept per loaded document (a power of two): about one chunk of text and an array each. */
+/** Versions kept per loaded document (a power of two): their hash, or their pieces until it is known. */
 export const RECENT_VERSIONS = 64;
 
-/** The contents of a loaded document's last {@link RECENT_VERSIONS} versions, by version modulo their count. */
+/** The hashes of a loaded document's last {@link RECENT_VERSIONS} versions, by version modulo their count. */
 export interface RecentVersions {
   versions: Float64Array;
-  contents: (VersionContent | undefined)[];
+  contents: (KeptHash | undefined)[];
 }
 
 /** An empty ring of recent versions. */
 export function recentVersions(): RecentVersions {
-  return { versions: new Float64Array(RECENT_VERSIONS), contents: new Array<VersionContent | undefined>(RECENT_VERSIONS) };
+  return { versions: new Float64Array(RECENT_VERSIONS), contents: new Array<KeptHash | undefined>(RECENT_VERSIONS) };
 }
 
-/** Keep `content` as the content of `version` (it replaces the version {@link RECENT_VERSIONS} before). */
+/** Keep the hash of `version` (its pieces until the hash is known); it replaces the version {@link RECENT_VERSIONS} before. */
 export function keepVersion(recent: RecentVersions, version: number, content: VersionContent): void {
   const slot = version & (RECENT_VERSIONS - 1);
   recent.versions[slot] = version;
-  recent.contents[slot] = content;
+  recent.contents[slot] = content.kept;
 }

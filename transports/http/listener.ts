@@ -216,9 +216,13 @@ export function requestListener(handler: Handler, options: RequestListenerOption
       res.end();
       return;
     }
-    headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
+    // A text body goes out as its UTF-8 bytes, encoded once here: node would otherwise flatten it
+    // for its length and again, prefixed with the head, for the socket write (the answers are
+    // built as concatenated strings). Up to 4 KB the bytes come from node's buffer pool.
+    const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    headers['content-length'] = String(bytes.byteLength);
     res.writeHead(response.status, headers);
-    res.end(body);
+    res.end(bytes);
   }
 
   async function writeStream(req: http.IncomingMessage, res: http.ServerResponse, response: PlainResponse): Promise<void> {
