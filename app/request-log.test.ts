@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Handler, PlainRequest } from '../src/api/types.ts';
 import { dataDirProblem } from './data-dir.ts';
-import { formatEntry, maskTokens, safePath, withRequestLog, type RequestLogEntry } from './request-log.ts';
+import { formatEntry, lineBatcher, maskTokens, safePath, withRequestLog, type RequestLogEntry } from './request-log.ts';
 import { serveOptionsFrom } from './serve-command.ts';
 
 const TOKEN = 'svc_agent_v1_scred_0123456789abcdef01234567_abcdefghijklmnopqrstuvwxyzABCDEF12';
@@ -67,6 +67,27 @@ test('data folder problems name the folder and the way out', () => {
   assert.is(dataDirProblem('/d', error('EACCES')), 'the data folder /d is not writable (EACCES); fix its permissions or choose another folder with --data');
   assert.match(dataDirProblem('/d', error('ENOTDIR')), /^the data folder \/d cannot be created: a file is in the way/);
   assert.match(dataDirProblem('/d', error('ENOSPC')), /^the data folder \/d cannot be used: ENOSPC: failed$/);
+});
+
+test('request lines go out together, in writes of at most 256 lines, in order, when the delay has passed; flush writes at once', async () => {
+  const writes: string[] = [];
+  const log = lineBatcher((text) => writes.push(text), 256, 60_000);
+  for (let i = 0; i < 600; i++) log.line(`line ${i}`);
+  assert.is(writes.length, 2, 'two full writes of 256 lines happen at once; the rest waits');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.is(writes.length, 2, 'the rest waits for the delay');
+  log.flush();
+  assert.equal(writes.map((w) => w.split('\n').length), [256, 256, 88]);
+  assert.equal(writes.join('\n').split('\n'), Array.from({ length: 600 }, (_, i) => `line ${i}`));
+  log.flush();
+  assert.is(writes.length, 3, 'nothing waits: flush writes nothing');
+  // With a short delay the waiting lines go out by themselves.
+  const later: string[] = [];
+  const quick = lineBatcher((text) => later.push(text), 256, 20);
+  quick.line('a');
+  quick.line('b');
+  for (let i = 0; i < 200 && later.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(later, ['a\nb'], 'one write after the delay');
 });
 
 test.run();

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { SCOPES } from '../src/auth/scopes.ts';
 import { KW, KW_QUIET, oneOf, parseDuration, parseFlags, parseInteger, UsageError } from './usage.ts';
 import { OPERATOR_KEY_FILE, serve, type DevServer, type ServeOptions } from './serve.ts';
+import { lineBatcher } from './request-log.ts';
 
 /** Where the CLI writes; replaceable in tests. */
 export interface CliIO {
@@ -57,6 +58,8 @@ export function serveOptionsFrom(args: string[], io: CliIO, env: Record<string, 
   if (values['accept-data-loss'] && storage === 'postgres') throw new UsageError('--accept-data-loss needs --storage lowdb', HELP);
   if (values.data !== undefined && storage === 'postgres') throw new UsageError('--data needs --storage lowdb (postgres keeps everything in the database)', HELP);
   const databaseUrl = values['database-url'] ?? (env.DATABASE_URL || undefined);
+  // Request lines go out together, a write per turn of the event loop (see lineBatcher).
+  const log = values.quiet ? null : lineBatcher((text) => io.err(text));
   if (storage === 'postgres' && databaseUrl === undefined) throw new UsageError('--storage postgres needs --database-url URL (or the environment variable DATABASE_URL)', HELP);
   if (values['database-url'] !== undefined && storage !== 'postgres') throw new UsageError('--database-url needs --storage postgres', HELP);
   if (values['database-listen-url'] === '') throw new UsageError('--database-listen-url must not be empty', HELP);
@@ -79,8 +82,11 @@ export function serveOptionsFrom(args: string[], io: CliIO, env: Record<string, 
     documentPages: values['dev-open-document-pages'] ? 'open' : 'sign-in-required',
     ...(values['mcp-allowed-hosts'] === undefined ? {} : { mcpAllowedHosts: hostList(values['mcp-allowed-hosts']) }),
     researchRunner: oneOf('--research-runner', values['research-runner'], ['none', 'fixture'] as const, 'none', HELP),
-    ...(values.quiet ? {} : { requestLog: { write: (line: string) => io.err(line), format } }),
-    notice: (line: string) => io.err(line),
+    ...(log === null ? {} : { requestLog: { write: log.line, format } }),
+    notice: (line: string) => {
+      log?.flush(); // the request lines before it stay before it
+      io.err(line);
+    },
     json: values.json ?? false,
   };
 }

@@ -16,7 +16,7 @@
  *   edit-shaped batches on 1-3 storages, different documents and one hot document, each committer
  *   on one storage, serialised per document within a storage as the engine's keyed lock does
  *   (requests per edit: commit attempts per success).
- * KW_BENCH_SECONDS sets the time per case (default 8); KW_BENCH_PG_CASES=REGEX runs only the `kw serve`
+ * KW_BENCH_SECONDS sets the time per case (default 8), KW_BENCH_PG_WRITERS the writers (default 8); KW_BENCH_PG_CASES=REGEX runs only the `kw serve`
  * cases whose name matches (e.g. `3 processes, different`).
  */
 import { spawnSync } from 'node:child_process';
@@ -30,7 +30,7 @@ import { call, createDocument, editOnce, idemKey, startProcesses } from '../app/
 import { recordTable } from './report.ts';
 
 const SECONDS = Number(process.env.KW_BENCH_SECONDS ?? 8);
-const WRITERS = 8;
+const WRITERS = Number(process.env.KW_BENCH_PG_WRITERS ?? 8);
 
 function pct(sorted: number[], p: number): number {
   return sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;

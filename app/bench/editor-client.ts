@@ -11,6 +11,7 @@
 import WebSocket from 'ws';
 import * as Y from 'yjs';
 import { EDITOR_FRAGMENT, readFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
+export { plainTextOf } from '../../src/blocks/editor-fragment.ts';
 import { encodeMessage, MESSAGE_SYNC, MessageReader, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE } from '../../transports/sync/codec.ts';
 
 /** Origin of updates that came from the server (not sent back). */
@@ -155,20 +156,3 @@ export class BenchEditor {
   }
 }
 
-/**
- * Each block's id and plain text, depth first, one line each: what an editor and the API's rich-json
- * must agree on once everything is committed (the editor's trailing empty paragraph left out).
- */
-export function plainTextOf(blocks: readonly EditorBlock[]): string {
-  const out: string[] = [];
-  const inline = (content: unknown): string =>
-    Array.isArray(content) ? content.map((c: { type?: string; text?: string; content?: unknown }) => (c.type === 'link' ? inline(c.content) : (c.text ?? ''))).join('') : '';
-  const walk = (list: readonly EditorBlock[]) => {
-    for (const b of list) {
-      out.push(`${b.id}:${inline(b.content)}`);
-      walk(b.children);
-    }
-  };
-  walk(blocks);
-  return out.join('\n');
-}

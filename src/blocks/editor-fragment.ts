@@ -329,3 +329,21 @@ export function readFragment(fragment: Y.XmlFragment): EditorBlock[] {
 export function isTrailingParagraph(block: EditorBlock, known: (id: string) => boolean): boolean {
   return block.type === 'paragraph' && Array.isArray(block.content) && block.content.length === 0 && block.children.length === 0 && !known(block.id);
 }
+
+/**
+ * Each block's id and plain text, depth first, one line each: what an editor and the API's rich-json
+ * must agree on once everything is committed (the editor's trailing empty paragraph left out).
+ */
+export function plainTextOf(blocks: readonly EditorBlock[]): string {
+  const out: string[] = [];
+  const inline = (content: unknown): string =>
+    Array.isArray(content) ? content.map((c: { type?: string; text?: string; content?: unknown }) => (c.type === 'link' ? inline(c.content) : (c.text ?? ''))).join('') : '';
+  const walk = (list: readonly EditorBlock[]) => {
+    for (const b of list) {
+      out.push(`${b.id}:${inline(b.content)}`);
+      walk(b.children);
+    }
+  };
+  walk(blocks);
+  return out.join('\n');
+}

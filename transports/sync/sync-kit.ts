@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import * as awarenessProtocol from 'y-protocols/awareness';
 import * as Y from 'yjs';
 import { EDITOR_FRAGMENT, readFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
+export { plainTextOf as plainText } from '../../src/blocks/editor-fragment.ts';
 import { encodeMessage, MESSAGE_AWARENESS, MESSAGE_SYNC, MessageReader, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE } from './codec.ts';
 
 const REMOTE = Symbol('remote');
@@ -137,19 +138,6 @@ export function findContainer(fragment: Y.XmlFragment, id: string): Y.XmlElement
 }
 
 /** Plain text of a block list (every text, depth first), to compare what two sides hold. */
-export function plainText(blocks: readonly EditorBlock[]): string {
-  const out: string[] = [];
-  const inline = (content: unknown): string =>
-    Array.isArray(content) ? content.map((c: any) => (c.type === 'link' ? inline(c.content) : (c.text ?? ''))).join('') : '';
-  const walk = (list: readonly EditorBlock[]) => {
-    for (const b of list) {
-      out.push(`${b.id}:${inline(b.content)}`);
-      walk(b.children);
-    }
-  };
-  walk(blocks);
-  return out.join('\n');
-}
 
 /** Try an upgrade and report the HTTP answer that refused it (status and JSON body). */
 export function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; body: any }> {
