@@ -6,6 +6,19 @@
  * @remarks Steps read what they need (token, documentRef, revision, block ids) from the answers of
  * their own transport, so the list also runs where ids are random; with deterministic engines
  * (seeded ids, fixed clock) the bodies must match byte for byte apart from request ids.
+ *
+ * Where it does not apply, and what covers those transports instead:
+ * - MCP (transports/mcp) is not a transport of requests and answers but a set of tools over them:
+ *   a tool result keeps the status, seven of the answer's headers (revision, ETag, Location,
+ *   Retry-After, loss count, remaining budget, request id) and the body, and some tools act on an
+ *   answer (a remembered revision, `replan` after a 412, a refusal before sending), so its answers
+ *   are not the API's answers byte for byte by design. transports/mcp/mcp.test.ts drives the tools
+ *   with the SDK's own client over the in-process handler and checks them against the API's answers
+ *   (documents in every representation, the guards, scopes and budget, jobs, reports, library);
+ *   http.test.ts and resume.test.ts hold the streamable HTTP mount.
+ * - Live co-editing (transports/sync) speaks y-websocket, not HTTP requests: there is no answer to
+ *   compare. transports/sync/*.test.ts and app/postgres-live.test.ts hold it with real y-websocket
+ *   clients (convergence, versions, refusals, limits, across processes).
  * @example
  * transportConformance({ operatorKey, transports: [inproc, http, worker] });
  * @module
