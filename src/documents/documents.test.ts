@@ -349,4 +349,25 @@ test('markdown and blocks representations agree with rich-json', async () => {
   assert.is(md.revision, rich.revision);
 });
 
+test('documents.watch: called after each committed version of its document only, not for a refused write, and no more once stopped', async () => {
+  const engine = testEngine();
+  const alice = accountActor('alice');
+  const a = await newDocument(engine, alice);
+  const b = await newDocument(engine, alice);
+  let calls = 0;
+  const stop = engine.documents.watch(a.ref, () => calls++);
+  const para = (markdown: string) => ({ kind: 'create', parentBlockId: null, beforeBlockId: null, blocks: [{ type: 'paragraph', markdown }] });
+  const v2 = (await mutate(engine, alice, a.ref, a.revision, para('one'))).document.revision;
+  assert.is(calls, 1, 'a version of the watched document');
+  await mutate(engine, alice, b.ref, b.revision, para('elsewhere'));
+  assert.is(calls, 1, 'another document: not called');
+  assert.is((await errorOf(mutate(engine, alice, a.ref, a.revision, para('stale')))).code, 'PRECONDITION_FAILED');
+  assert.is(calls, 1, 'a refused write: not called');
+  stop();
+  stop();
+  await mutate(engine, alice, a.ref, v2, para('two'));
+  assert.is(calls, 1, 'stopped');
+  await engine.close();
+});
+
 test.run();

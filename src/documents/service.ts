@@ -8,7 +8,7 @@ import { ServiceError, isServiceError } from '../errors.ts';
 import { IdempotencyStore, replayedReceipt, requireIdempotencyKey, writeScope, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { parseOrThrow } from '../validation.ts';
 import { visibleHead, visibleHeadAndUpdates, visibleTo } from './access.ts';
-import { isStorageConflict, type DocumentHead, type StoredUpdate } from '../ports.ts';
+import { documentTopic, isStorageConflict, type DocumentHead, type StoredUpdate } from '../ports.ts';
 import { DocumentCache, type Loaded } from './cache.ts';
 import { Compactor } from './compaction.ts';
 import type { DocumentsContext } from './context.ts';
@@ -196,6 +196,8 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
       // Optimistic: the append is a compare-and-set, so a racing duplicate loses it and replays (see IdempotencyStore).
       return idem.run(scope, fingerprint, apply, (r: IdempotencyRecord<StoredReceipt>) => replayMutation(actor, documentRef, r), 'optimistic');
     },
+
+    watch: (documentRef, onChange) => deps.storage.subscribe(documentTopic(documentRef), onChange),
 
     list: (actor, query) => listDocumentPage(deps.storage, deps.baseUrl, (h) => versions.hashOf(h.documentRef, h.version, h.contentSha256 || null), actor, query),
 

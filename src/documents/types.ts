@@ -121,4 +121,14 @@ export interface DocumentsService {
   ): Promise<MutationOutcome | null>;
   /** GET /documents. `limit`: 1-50, default 20; `cursor`: the nextCursor of the prior page. */
   list(actor: Actor, query: { limit?: number | undefined; cursor?: string | undefined }): Promise<DocumentPage>;
+  /**
+   * Follow a document: `onChange` is called after each committed change of it (a version, a
+   * compaction, its creation), in this process and — on a storage shared by processes — in the
+   * others, without payload (read the document to see what changed). Several changes may come as one
+   * call; none is called for a refused write.
+   * @returns a function that stops following (calling it again does nothing).
+   * @remarks For an edge that keeps a live copy (live co-editing, a page following versions). It
+   * checks nothing about who asks: read through {@link DocumentsService.read} with an actor.
+   */
+  watch(documentRef: string, onChange: () => void): () => void;
 }

@@ -230,7 +230,7 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
     let pending = opening.get(documentRef);
     if (!pending) {
       const reader: Actor = { accountId, credentialRef: null, documentRef: null };
-      const bridge = new DocumentBridge(engine, documentRef, reader, timing, engine.deps.refs.blockId, (e) => report(e, documentRef));
+      const bridge = new DocumentBridge(engine, documentRef, reader, timing, engine.deps.refs.blockId, (e) => report(e, documentRef), () => engine.deps.ids.hex(32));
       bridge.beforeCommit(checkCommit);
       pending = bridge.open().then(
         () => {

@@ -15,10 +15,9 @@
  */
 import * as Y from 'yjs';
 import type { Actor } from '../../src/deps.ts';
-import type { Engine } from '../../src/engine.ts';
+import type { PublicEngine } from '../../src/engine.ts';
 import { isServiceError, ServiceError } from '../../src/errors.ts';
 import { MAX_IMPORT_DEPTH } from '../../src/blocks/blocknote-import.ts';
-import { documentTopic } from '../../src/ports.ts';
 import { EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
 import { applyVersion } from '../../src/blocks/editor-merge.ts';
 import { ownBlocks } from './attribution.ts';
@@ -121,19 +120,22 @@ export class DocumentBridge {
   private checkCommit: (actor: Actor) => Promise<void> = async () => {};
 
   constructor(
-    private readonly engine: Engine,
+    private readonly engine: PublicEngine,
     readonly documentRef: string,
     /** Reads versions: a trusted actor of the document's account. */
     private readonly reader: Actor,
     private readonly timing: SyncTiming,
+    /** Mints new blocks' ids. */
     private readonly mintId: () => string,
     private readonly onError: (error: unknown) => void,
+    /** Mints each commit's idempotency key (its random part). */
+    private readonly mintKey: () => string,
   ) {}
 
   /** Load the current version into the fragment (plus the editor's trailing paragraph) and follow the document. */
   async open(): Promise<void> {
     // Subscribed first and read in the queue: a version committed while the first read runs is pulled after it.
-    this.unsubscribe = this.engine.deps.storage.subscribe(documentTopic(this.documentRef), () => this.enqueue(() => this.pull()));
+    this.unsubscribe = this.engine.documents.watch(this.documentRef, () => this.enqueue(() => this.pull()));
     const opened = this.queue.then(async () => {
       const base = await this.read();
       if (base.depth > MAX_IMPORT_DEPTH) throw tooDeep(base.depth);
@@ -347,7 +349,7 @@ export class DocumentBridge {
       try {
         if (attempt === 1) await this.checkCommit(p.actor);
         const outcome = await this.engine.documents.commitEditorBlocks(p.actor, this.documentRef, {
-          idempotencyKey: `sync_${this.engine.deps.ids.hex(32)}`,
+          idempotencyKey: `sync_${this.mintKey()}`,
           ifRevision: base.revision,
           editorBlocks: blocks,
         });
