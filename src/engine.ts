@@ -19,6 +19,7 @@ import { IdempotencyStore } from './idempotency/idempotency.ts';
 import { createJobsService, type JobsService } from './jobs/service.ts';
 import type { ResearchRunner } from './jobs/runner.ts';
 import type { LeaseTiming } from './jobs/lease.ts';
+import { createPublicationService, type PublicationService } from './jobs/publication.ts';
 
 /** Options of {@link createEngine}. Only `storage` is required. */
 export interface EngineOptions {
@@ -75,6 +76,8 @@ export interface PublicEngine {
   readonly knowledge: KnowledgeService;
   /** The operator's in-process API: review decisions, publication enablement, releases, promotion. */
   readonly operator: KnowledgeOperator;
+  /** The publication of an accepted proposal in its three steps (confirm rights, release, promote). */
+  readonly publication: PublicationService;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -136,6 +139,7 @@ export function createEngine(options: EngineOptions): Engine {
     extractor: options.extractor ?? null,
     captureAllowPrivate: options.captureAllowPrivate ?? false,
   });
+  const publication = createPublicationService(deps, { documents, operator: knowledge.operator });
   let closed: Promise<void> | null = null;
   return {
     deps,
@@ -147,6 +151,7 @@ export function createEngine(options: EngineOptions): Engine {
     library,
     knowledge,
     operator: knowledge.operator,
+    publication,
     close() {
       closed ??= (async () => {
         await library.close();

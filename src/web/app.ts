@@ -20,7 +20,6 @@ import { engineInternals, type PublicEngine } from '../engine.ts';
 import { isServiceError, type FieldError } from '../errors.ts';
 import { JOBS_COLLECTION, type StoredJob } from '../jobs/store.ts';
 import { isTerminal } from '../jobs/states.ts';
-import { publicationStep } from './publication.ts';
 import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../ports.ts';
 import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
 import { accountActor } from '../deps.ts';
@@ -444,7 +443,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     if (step !== 'confirm-rights' && step !== 'release' && step !== 'promote') return errorPage(viewer, 400, 'Not a publication step', 'The steps are Confirm rights, Release and Promote.', back);
     const p = await proposalOf(engine, session.accountId, reviewRef);
     try {
-      await oneAtATime(reviewRef, () => publicationStep(engine, p, step, session.accountId));
+      await oneAtATime(reviewRef, () => engine.publication.step(p, step, session.accountId));
     } catch (e) {
       if (isServiceError(e) && e.code === 'CONFLICT') return errorPage(viewer, 409, 'Not possible now', e.message, back);
       if (isStorageConflict(e)) return errorPage(viewer, 409, 'Not possible now', 'Another step was recorded at the same time; reload the review.', back);

@@ -20,9 +20,6 @@ import { render } from './html.ts';
 import type { RequestInspector } from './inspector.ts';
 import { citationsOf, richJsonHtml } from './rich-html.ts';
 import './templates.ts';
-import { PUBLICATION_COLLECTION, type PublicationRecord } from '../jobs/public-artifacts.ts';
-
-export { PUBLICATION_COLLECTION, type PublicationRecord } from '../jobs/public-artifacts.ts';
 
 
 /** The values the token form shows (empty or as the person sent them). */
@@ -203,9 +200,9 @@ export interface PublicationState {
 export async function publicationState(engine: Engine, p: ProposalRecord): Promise<PublicationState> {
   const { storage } = engine.deps;
   const space = await storage.getRecord<SpaceRecord>(KnowledgeCollections.spaces, p.spaceRef);
-  const record = await storage.getRecord<PublicationRecord>(PUBLICATION_COLLECTION, p.reviewRef);
+  const released = await engine.publication.released(p.reviewRef);
   const releases: ReleaseRecord[] = [];
-  for (const ref of record?.value.releases ?? []) {
+  for (const ref of released ?? []) {
     const r = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
     if (r) releases.push(r.value);
   }

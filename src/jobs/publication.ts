@@ -1,6 +1,7 @@
 /**
- * The three publication steps of the review page, through the engine's operator API (the same
- * steps `publishFromAcceptedProposal` takes for the demo, one per button):
+ * The publication of an accepted proposal in three steps, through the engine's operator API (the
+ * same steps `publishFromAcceptedProposal` takes for the demo; the browser app's review page has a
+ * button for each):
  * - "Confirm rights": the space owner's enablement of publication (`setPublication`);
  * - "Release": every accepted entity and inquiry at the graph revision the acceptance produced, and
  *   the job's report as an edition; what was released is recorded once per review, so a second click
@@ -8,22 +9,30 @@
  * - "Promote": the promotion review of each of those releases, approved; the public locators resolve.
  * @module
  */
-import type { Engine } from '../engine.ts';
+import { accountActor, type EngineDeps } from '../deps.ts';
+import type { DocumentsService } from '../documents/types.ts';
 import { conflict } from '../errors.ts';
-import { JOBS_COLLECTION, type StoredJob } from '../jobs/store.ts';
 import type { ProposalRecord, ReleaseRecord } from '../knowledge/records.ts';
 import { KnowledgeCollections, releaseKey } from '../knowledge/records.ts';
 import type { ArtifactRef } from '../knowledge/releases.ts';
+import type { KnowledgeOperator } from '../knowledge/service.ts';
 import { isStorageConflict } from '../ports.ts';
-import { accountActor } from '../deps.ts';
-import { PUBLICATION_COLLECTION, type PublicationRecord } from './pages.ts';
+import { PUBLICATION_COLLECTION, type PublicationRecord } from './public-artifacts.ts';
+import { JOBS_COLLECTION, type StoredJob } from './store.ts';
 
 /** A step of the review page's publication. */
 export type PublicationStep = 'confirm-rights' | 'release' | 'promote';
 
 const refOf = (r: ReleaseRecord): ArtifactRef => ({ kind: r.kind, artifactId: r.artifactId, revision: r.revision });
 
-async function releaseAll(engine: Engine, p: ProposalRecord, accepted: NonNullable<ProposalRecord['accepted']>, person: string): Promise<ArtifactRef[]> {
+/** What the steps take from the engine. */
+interface PublicationContext {
+  deps: EngineDeps;
+  documents: DocumentsService;
+  operator: KnowledgeOperator;
+}
+
+async function releaseAll(engine: PublicationContext, p: ProposalRecord, accepted: NonNullable<ProposalRecord['accepted']>, person: string): Promise<ArtifactRef[]> {
   const { graphRevision, entityIds, inquiryIds } = accepted;
   const releases: ReleaseRecord[] = [];
   for (const artifactId of Object.values(entityIds)) releases.push(await engine.operator.release({ kind: 'entity', spaceRef: p.spaceRef, artifactId, graphRevision, person }));
@@ -45,7 +54,7 @@ async function releaseAll(engine: Engine, p: ProposalRecord, accepted: NonNullab
  * @throws CONFLICT when the proposal is not accepted, a step comes before the one it needs, or the
  * operator API refuses it (publication disabled, release already decided).
  */
-export async function publicationStep(engine: Engine, p: ProposalRecord, step: PublicationStep, person: string): Promise<void> {
+async function publicationStep(engine: PublicationContext, p: ProposalRecord, step: PublicationStep, person: string): Promise<void> {
   const accepted = p.accepted;
   if (p.state !== 'accepted' || !accepted) throw conflict(`The proposal is ${p.state}; only an accepted proposal can be published.`);
   const { storage } = engine.deps;
@@ -70,4 +79,28 @@ export async function publicationStep(engine: Engine, p: ProposalRecord, step: P
     const current = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
     if (current?.value.state === 'pending-promotion') await engine.operator.promote(ref, { decision: 'approve', person });
   }
+}
+
+/** The publication of accepted proposals, step by step (see the module). */
+export interface PublicationService {
+  /**
+   * Take one publication step for an accepted proposal, as `person`.
+   * @throws CONFLICT when the proposal is not accepted, a step comes before the one it needs, or the
+   * operator API refuses it (publication disabled, release already decided); a racing step of another
+   * caller may reject with a storage conflict (the step was recorded by the other).
+   */
+  step(proposal: ProposalRecord, step: PublicationStep, person: string): Promise<void>;
+  /** What the Release step released for a review, or null before it. */
+  released(reviewRef: string): Promise<ArtifactRef[] | null>;
+}
+
+/** Create the {@link PublicationService} over the engine's dependencies and services. */
+export function createPublicationService(deps: EngineDeps, services: { documents: DocumentsService; operator: KnowledgeOperator }): PublicationService {
+  const ctx: PublicationContext = { deps, ...services };
+  return {
+    step: (proposal, step, person) => publicationStep(ctx, proposal, step, person),
+    async released(reviewRef) {
+      return (await deps.storage.getRecord<PublicationRecord>(PUBLICATION_COLLECTION, reviewRef))?.value.releases ?? null;
+    },
+  };
 }
