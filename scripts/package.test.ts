@@ -75,6 +75,7 @@ import { lowdbStorage } from 'knowledge-workspace/adapters/lowdb';
 import { createFetch } from 'knowledge-workspace/transports/inproc';
 import { listen, type Listening } from 'knowledge-workspace/transports/http';
 import type { StorageHarness } from 'knowledge-workspace/testing';
+import { documentTopic, isStorageConflict, StorageConflictError, type BatchOp, type DocumentHead } from 'knowledge-workspace/ports';
 
 const storage: Storage = process.argv[2] === 'lowdb' ? await lowdbStorage({ dir: './typed-data' }) : memoryStorage();
 const engine: Engine = createEngine({ storage });
@@ -106,6 +107,14 @@ const server: Listening = await listen(createApiHandler({ engine }), { port: 0 }
 await server.close();
 const harness: StorageHarness = { storage, teardown: () => engine.close() };
 console.log(answer.status, typeof harness.teardown);
+// The storage port in full, for an adapter's author: a conflict of a batch is recognised by name.
+const head: DocumentHead | null = await storage.getDocumentHead(view.documentRef);
+const append: BatchOp = { kind: 'document.append', head: { ...head!, version: 1 }, update: new Uint8Array([0, 0]) };
+try {
+  await storage.commit([append]);
+} catch (error) {
+  console.log(isStorageConflict(error), error instanceof StorageConflictError, documentTopic(view.documentRef).length > 0);
+}
 `;
 
 const CONFORMANCE = `import { storageConformance } from 'knowledge-workspace/testing';
@@ -269,6 +278,8 @@ test('plain node imports the contract entry: every operation as data, and the Op
   assert.match(stdout.trim(), /^\d+ \/api\/v1\/documents\/\{documentRef\} 3\.1\.0$/);
   const root = await run(process.execPath, ['--input-type=module', '-e', "const m = await import('knowledge-workspace'); console.log(['listOperations', 'buildOpenApi', 'defineOperation', 'documentDataJson'].filter((n) => n in m).join(',') || 'none');"], { cwd: app });
   assert.is(root.stdout.trim(), 'none', 'the root exports no contract or OpenAPI helper');
+  const ports = await run(process.execPath, ['--input-type=module', '-e', "const p = await import('knowledge-workspace/ports'); const e = new p.StorageConflictError('taken', 0); console.log(p.isStorageConflict(e), typeof p.documentTopic('d'), Object.isFrozen(p.freezeRecordValue({ a: 1 })));"], { cwd: app });
+  assert.is(ports.stdout.trim(), 'true string true', 'the storage port subpath runs in plain node');
 });
 
 test("an embedder's adapter test runs the installed storage conformance suite (uvu and fast-check installed as its peers)", async () => {

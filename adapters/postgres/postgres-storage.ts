@@ -679,15 +679,16 @@ export async function openPostgresStorage(driver: SqlDriver, options: Pick<Postg
     const prepared = prepareBatch(ops);
     if (prepared.length === 0) return;
     const topics = topicsOf(prepared);
-    const wire = [...topics].map(wireTopic);
-    // An append's notification carries the append itself, when it fits: other processes holding the
-    // document catch up without reading it (Storage.subscribeAppends).
+    // An append's notification carries the append itself, when it fits (and is the batch's only
+    // append of its document): other processes holding the document catch up without reading it
+    // (Storage.subscribeAppends).
+    const carried = new Map<string, string | null>();
     for (const op of prepared) {
       if (op.kind !== 'document.append') continue;
-      const rich = appendWire(op.head, op.update);
-      const at = rich === null ? -1 : wire.indexOf(wireTopic(documentTopic(op.head.documentRef)));
-      if (at >= 0) wire[at] = rich!;
+      const topic = documentTopic(op.head.documentRef);
+      carried.set(topic, carried.has(topic) ? null : appendWire(op.head, op.update));
     }
+    const wire = [...topics].map((t) => carried.get(t) ?? wireTopic(t));
     // Independent ops go as one statement; a unique violation there (which op?) reruns op by op.
     let statement = oneStatement(prepared, wire);
     for (let tries = 1; ; tries++) {

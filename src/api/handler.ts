@@ -257,7 +257,9 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
       charging = ctx.charge();
       // A read changes nothing, so on a storage that charges with a round trip (several processes)
       // it runs beside the charge; a spent budget still answers 429 in place of whatever it answers.
-      if (charging && op.method !== 'GET') {
+      // Not for a credential this process has seen spend its window: its read would be work the
+      // budget exists to refuse, so its 429 comes first, as for a write.
+      if (charging && (op.method !== 'GET' || ctx.credential === null || engine.credentials.budget(ctx.credential).remaining === 0)) {
         await charging;
         charging = undefined;
       }
