@@ -286,4 +286,22 @@ test('kw sign-in prints a fresh one-time link for the server holding ./.kw-data,
   }
 });
 
+test('a key that begins with "-" (one generated key in 64 does) is read as the value of --operator-key, not as an option', async () => {
+  const key = '-Qx3-a-key-that-begins-with-a-dash';
+  const server = await serve({ port: 0, operatorKey: key });
+  try {
+    const { io, out, err } = captureIO();
+    assert.is(await main(['sign-in', '--url', server.url, '--operator-key', key], io), 0, err.join('\n'));
+    assert.match(out[0]!, new RegExp(`^${server.url}/sign-in/[A-Za-z0-9_-]+$`));
+    const made = captureIO();
+    assert.is(await main(['token', 'create', '--url', server.url, '--operator-key', key, '--scopes', 'document:read', '--json'], made.io), 0, made.err.join('\n'));
+    // The next word is still an option when it is one of the command's own: the value is missing, said so.
+    const missing = captureIO();
+    assert.is(await main(['sign-in', '--operator-key', '--url', server.url], missing.io), 2);
+    assert.match(missing.err.join('\n'), /--operator-key/);
+  } finally {
+    await server.close();
+  }
+});
+
 test.run();

@@ -184,10 +184,36 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 /** `parseArgs` in strict mode without positionals; its errors become one-line {@link UsageError}s. */
 export function parseFlags<const O extends Options>(args: string[], options: O, helpCommand: string) {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false });
+    return parseArgs({ args: joinDashValues(args, options), options, strict: true, allowPositionals: false });
   } catch (error) {
     // node's messages can go on with a second sentence (about `--` separators); the first says it all.
     const first = (error as Error).message.split(/\.\s/)[0]!;
     throw new UsageError(first.replace(/^Unknown option '(.+)'$/, 'unknown option $1').replace(/^Unexpected argument/, 'unexpected argument'), helpCommand);
   }
+}
+
+/**
+ * A string option's value may begin with `-` (a random key such as `-Qx3…` does one time in 64):
+ * `--operator-key -Qx3…` becomes `--operator-key=-Qx3…` unless that next word is itself one of the
+ * command's options, so parseArgs reads it as the value rather than calling it ambiguous.
+ */
+function joinDashValues(args: string[], options: Options): string[] {
+  const known = new Set<string>();
+  for (const [name, option] of Object.entries(options)) {
+    known.add(`--${name}`);
+    if (option.short !== undefined) known.add(`-${option.short}`);
+  }
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i]!;
+    const next = args[i + 1];
+    const name = word.startsWith('--') && !word.includes('=') ? word.slice(2) : null;
+    if (name !== null && options[name]?.type === 'string' && next !== undefined && next.startsWith('-') && next !== '--' && !known.has(next.split('=')[0]!)) {
+      out.push(`${word}=${next}`);
+      i++;
+    } else {
+      out.push(word);
+    }
+  }
+  return out;
 }
