@@ -1,7 +1,8 @@
 /**
  * The domain speaks no HTTP: modules of src/ outside the edge (api/), the contract (contract/), the
  * typed client (client/) and the browser pages (web/) name resources logically (documentRef,
- * reviewRef, jobId, idempotencyKey); links under /api/v1 and wire header names (`Service-*`,
+ * reviewRef, jobId, idempotencyKey); links (under /api/v1, and the browser pages' /documents/,
+ * /reviews/, /k/) and wire header names (`Service-*`,
  * `Idempotency-Key`, `Retry-After`) are rendered by the edge when it answers. Comments may still
  * mention the wire names they explain; code may not.
  */
@@ -19,6 +20,10 @@ const EDGE = new Set(['src/api', 'src/contract', 'src/client', 'src/web']);
  */
 const WIRE = [
   /\/api\/v1\b/,
+  // A browser page's path (the person's document and review pages, a public page): links are
+  // rendered from the contract's paths by src/contract/links.ts, never spelled by a domain.
+  /['"`]\/(?:documents|reviews|k)\//,
+  /\}\/(?:documents|reviews|k)\/\$\{/,
   /\bService-[A-Z]/,
   /['"`](?:x-)?service-(?!rich-document['"`])[a-z-]+['"`]/,
   /\bIdempotency-Key\b|['"`]idempotency-key['"`]/,
@@ -59,13 +64,16 @@ function domainFiles(dir: string, out: string[] = []): string[] {
 test('the check sees wire names in code and not in comments', () => {
   assert.equal(wireNamesIn("const href = `${baseUrl}/api/v1/reviews/${ref}`;"), ['1: const href = `${baseUrl}/api/v1/reviews/${ref}`;']);
   assert.equal(wireNamesIn("headers['service-revision'] = revision;").length, 1);
+  assert.equal(wireNamesIn('const href = `${deps.baseUrl}/documents/${documentRef}`;').length, 1);
+  assert.equal(wireNamesIn('return `/k/${ref.kind}/${ref.artifactId}`;').length, 1);
+  assert.equal(wireNamesIn("const back = `/reviews/${reviewRef}`;").length, 1);
   assert.equal(wireNamesIn("return { 'Retry-After': '5' };").length, 1);
   assert.equal(wireNamesIn("const name = 'Service-Revision';").length, 1);
   assert.equal(wireNamesIn("format: 'service-rich-document', requiredAction: 'choose-new-idempotency-key'"), []);
   assert.equal(wireNamesIn('/** The Service-Revision (`/api/v1`). */\n// Idempotency-Key\nconst url = "http://x"; // Retry-After\nconst a = 1;'), []);
 });
 
-test('no domain module of src/ names an /api/v1 link or a wire header in its code', () => {
+test('no domain module of src/ names an /api/v1 link, a page path or a wire header in its code', () => {
   const files = domainFiles(join(root, 'src'));
   assert.ok(files.length > 50, `only ${files.length} domain files found`);
   const offences = files.flatMap((file) => wireNamesIn(readFileSync(join(root, file), 'utf8')).map((hit) => `${file}:${hit}`));

@@ -6,6 +6,7 @@ import type { Clock } from './clock.ts';
 import type { Sha256Hex } from './hash.ts';
 import type { IdSource, RefMinter } from './ids.ts';
 import type { Storage } from './ports.ts';
+import type { Links } from './contract/links.ts';
 
 /** Shared dependencies of the domain services. */
 export interface EngineDeps {
@@ -14,8 +15,11 @@ export interface EngineDeps {
   ids: IdSource;
   refs: RefMinter;
   sha256: Sha256Hex;
-  /** Origin prefixed to browser links (`browserHref`), e.g. `http://127.0.0.1:8787`; '' gives relative links. */
-  baseUrl: string;
+  /**
+   * The links answers carry (`browserHref`, `canonicalUrl`, report links), under the engine's base URL
+   * (e.g. `http://127.0.0.1:8787`; '' gives relative links): a domain names what it links to, never a path.
+   */
+  links: Links;
   /**
    * Where failed background work goes (compactions, budget saves, later captures and jobs): it has no
    * request to answer, so it is reported here instead of being swallowed.

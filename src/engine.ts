@@ -20,6 +20,7 @@ import { createJobsService, type JobsService } from './jobs/service.ts';
 import type { ResearchRunner } from './jobs/runner.ts';
 import type { LeaseTiming } from './jobs/lease.ts';
 import { createPublicationService, type PublicationService } from './jobs/publication.ts';
+import { linksAt } from './contract/links.ts';
 
 /** Options of {@link createEngine}. Only `storage` is required. */
 export interface EngineOptions {
@@ -114,7 +115,7 @@ export function createEngine(options: EngineOptions): Engine {
     ids,
     refs: refMinter(ids),
     sha256: options.sha256 ?? sha256Hex,
-    baseUrl: options.baseUrl ?? '',
+    links: linksAt(options.baseUrl ?? ''),
     reportError: options.onError ?? logErrorToConsole,
   };
   // One idempotency store for every domain: one retention window, one expiry sweep.
@@ -143,7 +144,7 @@ export function createEngine(options: EngineOptions): Engine {
   let closed: Promise<void> | null = null;
   return {
     deps,
-    baseUrl: deps.baseUrl,
+    baseUrl: deps.links.baseUrl,
     documents,
     credentials,
     activation,

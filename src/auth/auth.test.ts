@@ -11,11 +11,12 @@ import { createActivation } from './activation.ts';
 import { createBudgetLedger } from './budgets.ts';
 import { CREDENTIAL_COLLECTION, createCredentialService, type CredentialRecord } from './credentials.ts';
 import { constantTimeEqual, credentialRefOfToken, displayPrefix, randomSecret } from './tokens.ts';
+import { linksAt } from '../contract/links.ts';
 
 const DAY = 86_400_000;
 
 function deps(storage: Storage = memoryStorage(), clock: ManualClock = manualClock()): EngineDeps & { clock: ManualClock } {
-  return { storage, clock, ids: randomIds, refs: refMinter(randomIds), sha256: sha256Hex, baseUrl: 'http://example.test', reportError: (e) => { throw e; } };
+  return { storage, clock, ids: randomIds, refs: refMinter(randomIds), sha256: sha256Hex, links: linksAt('http://example.test'), reportError: (e) => { throw e; } };
 }
 
 async function rejects(p: Promise<unknown>, code: string): Promise<Record<string, unknown>> {

@@ -211,10 +211,6 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
     return pending;
   }
 
-  function browserHref(documentRef: string): string {
-    return `${deps.baseUrl}/documents/${documentRef}`;
-  }
-
   /** Create a credential; `recordOp` adds the idempotency record of a keyed creation to its batch. */
   async function createWith(input: CreateCredentialInput, recordOp: ((record: CredentialRecord) => BatchOp) | null): Promise<CreatedCredential> {
     const errors = checkInput(input);
@@ -344,7 +340,7 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
       if (credential.spaceRef) p.spaceRef = credential.spaceRef;
       if (credential.documentRef) {
         p.documentRef = credential.documentRef;
-        p.browserHref = browserHref(credential.documentRef);
+        p.browserHref = deps.links.documentPage(credential.documentRef);
       }
       p.budgets = {
         request: { limit: b.limit, remaining: b.remaining, windowMs: b.windowEnd - b.windowStart, resetsAt: isoTimestamp(b.windowEnd) },

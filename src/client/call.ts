@@ -9,6 +9,7 @@ import * as v from 'valibot';
 import type { AnyOperation, HeaderDef } from '../contract/define.ts';
 import { ErrorEnvelopeSchema } from '../contract/response-schemas.ts';
 import { successSchemas } from '../contract/define.ts';
+import { operationPath } from '../contract/links.ts';
 import { ApiClientError } from './errors.ts';
 import { retryDelay, sleep, type AttemptCounts, type AttemptFailure, type RetryPolicy } from './retry.ts';
 
@@ -59,11 +60,7 @@ export interface RawInput {
 
 /** Build the request URL of an operation from its path template and query values. */
 export function operationUrl(op: AnyOperation, baseUrl: string, input: RawInput): string {
-  const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
-    const value = input.path?.[name];
-    if (value === undefined) throw new TypeError(`${op.operationId}: path parameter ${name} is missing`);
-    return encodeURIComponent(value);
-  });
+  const path = operationPath(op, input.path ?? {});
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(input.query ?? {})) if (value !== undefined) query.set(name, String(value));
   const search = query.size ? `?${query}` : '';

@@ -3,6 +3,7 @@
  * @module
  */
 import type { Actor } from '../deps.ts';
+import type { Links } from '../contract/links.ts';
 import type { DocumentHead, HeadCursor, Storage } from '../ports.ts';
 import { visibleTo } from './access.ts';
 import { decodeCursor, encodeCursor, invalidCursor, pageLimit } from '../cursor.ts';
@@ -12,7 +13,7 @@ import { summaryOf } from './view.ts';
 /** One page of the actor's documents (a document-bound actor sees at most its one document). */
 export async function listDocumentPage(
   storage: Storage,
-  baseUrl: string,
+  links: Links,
   /** The hash of a head's version (its stored value, or derived when it was left to be computed lazily). */
   hashOf: (head: DocumentHead) => Promise<string>,
   actor: Actor,
@@ -34,7 +35,7 @@ export async function listDocumentPage(
   const last = page[page.length - 1];
   const nextCursor = heads.length > limit && last ? encodeCursor('documents', credential, { after: last.documentRef, updatedAt: last.updatedAt }) : null;
   const hashes = await Promise.all(page.map(hashOf));
-  return { items: page.map((h, i) => summaryOf(h, hashes[i]!, baseUrl)), nextCursor };
+  return { items: page.map((h, i) => summaryOf(h, hashes[i]!, links)), nextCursor };
 }
 
 /** True when `head` sorts strictly after the cursor position (newest first, ties by ref descending). */

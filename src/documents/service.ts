@@ -199,7 +199,7 @@ export function createDocumentsService(deps: EngineDeps, options: DocumentsOptio
 
     watch: (documentRef, onChange) => deps.storage.subscribe(documentTopic(documentRef), onChange),
 
-    list: (actor, query) => listDocumentPage(deps.storage, deps.baseUrl, (h) => versions.hashOf(h.documentRef, h.version, h.contentSha256 || null), actor, query),
+    list: (actor, query) => listDocumentPage(deps.storage, deps.links, (h) => versions.hashOf(h.documentRef, h.version, h.contentSha256 || null), actor, query),
 
     async flush() {
       await locks.idle();

@@ -3,6 +3,7 @@
  * Markdown projection, list summaries, and the opaque Service-Revision.
  * @module
  */
+import type { Links } from '../contract/links.ts';
 import { projectMarkdown } from '../blocks/markdown-projection.ts';
 import { isGrammarBlock } from '../blocks/model.ts';
 import type { BlockTree } from '../blocks/tree.ts';
@@ -20,11 +21,6 @@ export function revisionOf(documentRef: string, version: number): string {
   return `${documentRef.slice(5)}.${version}`;
 }
 
-/** The browser link of a document. */
-export function browserHref(baseUrl: string, documentRef: string): string {
-  return `${baseUrl}/documents/${documentRef}`;
-}
-
 /** The Service-Revision of a loaded document's current head (kept until the version changes). */
 export function currentRevision(loaded: Loaded): string {
   const version = loaded.head.version;
@@ -36,7 +32,7 @@ export function currentRevision(loaded: Loaded): string {
 }
 
 /** What building views needs of the engine. */
-export type ViewDeps = Pick<EngineDeps, 'baseUrl' | 'sha256'>;
+export type ViewDeps = Pick<EngineDeps, 'links' | 'sha256'>;
 
 /**
  * The lazy content of the loaded version (its tree must be at `head.version`: outside a mutation's
@@ -106,7 +102,7 @@ export function viewOf(loaded: Loaded, deps: ViewDeps): DocumentView {
     },
     contentOf(loaded, deps.sha256),
   ) as Partial<DocumentView>;
-  view.browserHref = loaded.href ??= browserHref(deps.baseUrl, h.documentRef);
+  view.browserHref = loaded.href ??= deps.links.documentPage(h.documentRef);
   Object.defineProperty(view, 'documentJson', JSON_FIELD);
   view.revision = currentRevision(loaded);
   view.createdAt = loaded.createdIso ??= isoTimestamp(h.createdAt);
@@ -115,7 +111,7 @@ export function viewOf(loaded: Loaded, deps: ViewDeps): DocumentView {
 }
 
 /** A list item from a stored head and the hash of its version. */
-export function summaryOf(h: DocumentHead, contentSha256: string, baseUrl: string): DocumentSummary {
+export function summaryOf(h: DocumentHead, contentSha256: string, links: Links): DocumentSummary {
   return {
     v: 1,
     documentRef: h.documentRef,
@@ -124,7 +120,7 @@ export function summaryOf(h: DocumentHead, contentSha256: string, baseUrl: strin
     version: h.version,
     contentSha256,
     blockCount: h.blockCount,
-    browserHref: browserHref(baseUrl, h.documentRef),
+    browserHref: links.documentPage(h.documentRef),
     createdAt: isoTimestamp(h.createdAt),
     updatedAt: isoTimestamp(h.updatedAt),
   };

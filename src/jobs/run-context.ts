@@ -2,6 +2,7 @@
  * The context handed to a runner: every method is one checked transition of the job.
  * @module
  */
+import type { Links } from '../contract/links.ts';
 import type { EngineDeps } from '../deps.ts';
 import { ServiceError, conflict, invalid } from '../errors.ts';
 import type { DocumentsService } from '../documents/types.ts';
@@ -39,9 +40,9 @@ function checkArtifact(a: ArtifactInput): void {
   if (!ok) throw invalid(`The ${String(a.kind)} artifact is malformed.`, [{ field: String(a.kind), message: 'is not a valid artifact reference' }]);
 }
 
-function withArtifact(job: ResearchJob, a: ArtifactInput, baseUrl: string): ResearchJob {
+function withArtifact(job: ResearchJob, a: ArtifactInput, links: Links): ResearchJob {
   const artifacts = { ...job.artifacts };
-  if (a.kind === 'document') artifacts.document = { documentRef: a.documentRef, href: `${baseUrl}/documents/${a.documentRef}` };
+  if (a.kind === 'document') artifacts.document = { documentRef: a.documentRef, href: links.documentPage(a.documentRef) };
   else if (a.kind === 'inquiry') artifacts.inquiry = { inquiryId: a.inquiryId };
   else if (a.kind === 'proposal') artifacts.proposal = { proposalRef: a.proposalRef };
   else if (a.kind === 'review') artifacts.review = { reviewRef: a.reviewRef, browserHref: a.browserHref };
@@ -126,7 +127,7 @@ export function createRunContext({ deps, store, documents, proposals }: RunConte
         if (job.artifacts.report) throw conflict('This job already has a staged report.', 'artifacts.report');
         const artifacts = { ...job.artifacts, report: artifact };
         if (artifacts.document === null && job.spec.spaceRef.kind === 'new-document') {
-          artifacts.document = { documentRef, href: `${deps.baseUrl}/documents/${documentRef}` };
+          artifacts.document = { documentRef, href: deps.links.documentPage(documentRef) };
         }
         return { ...job, artifacts };
       });
@@ -134,7 +135,7 @@ export function createRunContext({ deps, store, documents, proposals }: RunConte
     },
     async recordArtifact(artifact) {
       checkArtifact(artifact);
-      return update({ type: 'artifact' }, (job) => withArtifact(job, artifact, deps.baseUrl));
+      return update({ type: 'artifact' }, (job) => withArtifact(job, artifact, deps.links));
     },
     async submitProposal(request, options) {
       if (!proposals) throw new ServiceError('TEMPORARILY_UNAVAILABLE', 'This engine has no knowledge service to submit proposals to.');

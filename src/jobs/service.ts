@@ -71,7 +71,7 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
       requiredAction: null,
       missingEvidence: [],
       artifacts: {
-        document: target ? { documentRef: target, href: `${deps.baseUrl}/documents/${target}` } : null,
+        document: target ? { documentRef: target, href: deps.links.documentPage(target) } : null,
         inquiry: null,
         proposal: null,
         review: null,

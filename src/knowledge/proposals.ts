@@ -6,6 +6,7 @@
  * the proposal in one batch; rejecting or withdrawing only changes the proposal.
  * @module
  */
+import type { Links } from '../contract/links.ts';
 import type { Actor, EngineDeps } from '../deps.ts';
 import { invalid, notFound, ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
@@ -50,8 +51,8 @@ export function checkPerson(person: unknown, field = 'person'): string {
 }
 
 /** The submission result of a stored proposal. */
-export function submissionResult(p: ProposalRecord, baseUrl: string): ProposalSubmissionResult {
-  const browserHref = `${baseUrl}/reviews/${p.reviewRef}`;
+export function submissionResult(p: ProposalRecord, links: Links): ProposalSubmissionResult {
+  const browserHref = links.reviewPage(p.reviewRef);
   return {
     v: 1,
     proposalRef: p.proposalRef,
@@ -87,7 +88,7 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
     if (!owner) throw notFound('The space');
     const scope = writeScope('proposal.submit', run.actor.accountId, options.idempotencyKey);
     const fingerprint = sha256(canonicalJson({ jobId: run.jobId, spaceRef: run.spaceRef, request }));
-    const replay = async (record: IdempotencyRecord<{ proposalRef: string }>) => submissionResult(await currentProposal(record.result.proposalRef), deps.baseUrl);
+    const replay = async (record: IdempotencyRecord<{ proposalRef: string }>) => submissionResult(await currentProposal(record.result.proposalRef), deps.links);
     return idem.run(scope, fingerprint, () => spaces.serialize(run.spaceRef, async () => {
       const now = clock.now();
       const conflicts = await findConflicts(deps, run.spaceRef, request);
@@ -127,7 +128,7 @@ export function createProposals(deps: EngineDeps, spaces: SpaceDirectory, onAcce
         if (!isStorageConflict(e)) throw e;
         throw new ServiceError('CONFLICT', 'The space changed while the proposal was stored; nothing was written. Retry with the same key.', { cause: e, retryable: true });
       }
-      return submissionResult(proposal, deps.baseUrl);
+      return submissionResult(proposal, deps.links);
     }), replay);
   }
 

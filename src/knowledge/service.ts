@@ -71,11 +71,6 @@ export interface KnowledgeService {
   readonly operator: KnowledgeOperator;
 }
 
-/** The public locator path of an artifact. */
-export function locatorPath(ref: { kind: string; artifactId: string; revision: string }): string {
-  return `/k/${ref.kind}/${ref.artifactId}/${ref.revision}`;
-}
-
 function encodeCursor(offset: number, tag: string): string {
   return btoa(JSON.stringify({ v: 1, o: offset, t: tag })).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
@@ -142,7 +137,7 @@ export function createKnowledgeService(deps: EngineDeps, options: { idempotency?
         state: p.state,
         createdAt: isoTimestamp(p.createdAt),
         decidedAt: p.decidedAt === null ? null : isoTimestamp(p.decidedAt),
-        browserHref: `${deps.baseUrl}/reviews/${p.reviewRef}`,
+        browserHref: deps.links.reviewPage(p.reviewRef),
       };
     },
     async search(actor, scopes, body) {
@@ -174,7 +169,7 @@ export function createKnowledgeService(deps: EngineDeps, options: { idempotency?
       const release = await releases.publicRelease({ kind, artifactId, revision });
       if (!release) return null;
       const ref = { kind, artifactId, revision, v: 1 } as PublicArtifactRef;
-      const canonicalUrl = `${deps.baseUrl}${locatorPath(ref)}`;
+      const canonicalUrl = deps.links.publicPage(ref);
       const dataJson = `{"v":1,"canonicalUrl":${JSON.stringify(canonicalUrl)},"ref":${JSON.stringify(ref)},"projection":{"kind":"${kind}","byteLength":${release.byteLength},"value":${release.projectionJson}}}`;
       return { ref, canonicalUrl, dataJson, release };
     },

@@ -202,7 +202,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
   const sessions = createSessionStore(deps);
   const inspector = new RequestInspector(options.inspector);
   const localAccount = options.localAccount ?? 'owner';
-  const secure = options.secureCookies ?? deps.baseUrl.startsWith('https:');
+  const secure = options.secureCookies ?? publicEngine.baseUrl.startsWith('https:');
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   const publishing = new Map<string, Promise<unknown>>();
 
@@ -210,13 +210,13 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
 
   async function createSignInLink(account?: string) {
     const link = await sessions.createLink(account ?? localAccount);
-    return { url: `${deps.baseUrl}/sign-in/${link.secret}`, expiresAt: isoTimestamp(link.expiresAt) };
+    return { url: `${publicEngine.baseUrl}/sign-in/${link.secret}`, expiresAt: isoTimestamp(link.expiresAt) };
   }
 
   /** 401 for a signed-out person: a link to how to sign in and, for a document, how an agent reads it. */
   function signedOut(documentRef: string | null): PlainResponse {
-    const api = documentRef ? `curl -H "Authorization: Bearer $TOKEN" ${deps.baseUrl}/api/v1/documents/${documentRef.slice(0, 64)}?format=markdown` : null;
-    const body = render('@sign-in', { origin: deps.baseUrl, api });
+    const api = documentRef ? `curl -H "Authorization: Bearer $TOKEN" ${publicEngine.baseUrl}/api/v1/documents/${documentRef.slice(0, 64)}?format=markdown` : null;
+    const body = render('@sign-in', { origin: publicEngine.baseUrl, api });
     return plainPage(401, 'Sign in to see this page', body);
   }
 
@@ -495,13 +495,13 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
       return { status: 200, headers: { 'content-type': 'image/x-icon', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }, body: FAVICON_ICO };
     }
     if (r.name === 'sign-in-links') return signInLinks(request);
-    if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: deps.baseUrl, api: null }));
+    if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: publicEngine.baseUrl, api: null }));
     if (r.name === 'sign-in') {
       // HEAD (a link scanner, a mail client's preview) does not use the link up; only GET signs in.
       if (method === 'HEAD') return plainPage(200, 'Sign in', '<p>Open this link to sign in.</p>');
       const redeemed = await sessions.redeem(r.secret);
       if (!redeemed) {
-        return plainPage(401, 'This sign-in link does not work', `<p>The link was used already, has expired (links last 15 minutes) or never existed.</p>${render('@sign-in', { origin: deps.baseUrl, api: null })}`);
+        return plainPage(401, 'This sign-in link does not work', `<p>The link was used already, has expired (links last 15 minutes) or never existed.</p>${render('@sign-in', { origin: publicEngine.baseUrl, api: null })}`);
       }
       const maxAge = Math.floor((redeemed.session.expiresAt - redeemed.session.createdAt) / 1000);
       return seeOther('/', { 'set-cookie': `${SESSION_COOKIE}=${redeemed.cookie}; ${cookieAttributes}; Max-Age=${maxAge}` });

@@ -15,7 +15,7 @@ import { JOBS_COLLECTION, listPartition, type StoredJob } from '../jobs/store.ts
 import { isTerminal } from '../jobs/states.ts';
 import type { ResearchJob } from '../jobs/schemas.ts';
 import { KnowledgeCollections, releaseKey, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from '../knowledge/records.ts';
-import { locatorPath } from '../knowledge/service.ts';
+import { locatorPath } from '../contract/links.ts';
 import { render } from './html.ts';
 import type { RequestInspector } from './inspector.ts';
 import { citationsOf, richJsonHtml } from './rich-html.ts';

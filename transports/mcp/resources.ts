@@ -4,6 +4,8 @@
  * Reads go through the same handler as tool calls.
  * @module
  */
+import { operationPath } from '../../src/contract/links.ts';
+import { contract } from '../../src/contract/operations.ts';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { RESOURCE_PREFIX, type ResourceTemplateSpec } from './catalog.ts';
 import { send, type CallContext } from './session.ts';
@@ -29,8 +31,8 @@ export async function listResources(templates: readonly ResourceTemplateSpec[], 
   const page = await send(ctx, 'GET', '/api/v1/documents?limit=50', {});
   const items = (page.json as { data?: { items?: { documentRef: string; title: string }[] } } | undefined)?.data?.items ?? [];
   for (const doc of items) {
-    out.push({ uri: `${RESOURCE_PREFIX}/api/v1/documents/${doc.documentRef}`, name: doc.documentRef, title: doc.title, mimeType: 'application/json' });
-    out.push({ uri: `${RESOURCE_PREFIX}/api/v1/documents/${doc.documentRef}?format=markdown`, name: `${doc.documentRef} (markdown)`, title: doc.title, mimeType: 'text/markdown' });
+    out.push({ uri: `${RESOURCE_PREFIX}${operationPath(contract.getDocument, { documentRef: doc.documentRef })}`, name: doc.documentRef, title: doc.title, mimeType: 'application/json' });
+    out.push({ uri: `${RESOURCE_PREFIX}${operationPath(contract.getDocument, { documentRef: doc.documentRef })}?format=markdown`, name: `${doc.documentRef} (markdown)`, title: doc.title, mimeType: 'text/markdown' });
   }
   return out;
 }

@@ -4,6 +4,8 @@
  * job's events (remembers the cursor per job).
  * @module
  */
+import { operationPath } from '../../src/contract/links.ts';
+import { contract } from '../../src/contract/operations.ts';
 import type { ToolSpec } from './catalog.ts';
 import { answerResult, guardResult, type ToolResult } from './results.ts';
 import { intentKey, send, type McpAnswer, type CallContext } from './session.ts';
@@ -50,7 +52,7 @@ async function currentRevisionOf(ctx: CallContext, url: string): Promise<{ revis
  */
 export async function runMutate(tool: ToolSpec, built: BuiltRequest, args: Record<string, unknown>, ctx: CallContext): Promise<ToolResult> {
   const ref = built.path.documentRef!;
-  const readUrl = `/api/v1/documents/${encodeURIComponent(ref)}?format=blocks`;
+  const readUrl = `${operationPath(contract.getDocument, { documentRef: ref })}?format=blocks`;
   const intent = intentRecord(ctx, tool.name, args);
   const explicitKey = typeof args.idempotencyKey === 'string' ? args.idempotencyKey : undefined;
   const replan = args.replan === true;

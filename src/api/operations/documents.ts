@@ -4,6 +4,7 @@
  * them to HTTP.
  * @module
  */
+import { operationPath } from '../../contract/links.ts';
 import { contract } from '../../contract/operations.ts';
 import { ServiceError } from '../../errors.ts';
 import { requireFormat } from '../../documents/limits.ts';
@@ -31,7 +32,7 @@ const createDocument = bind(contract.createDocument, async (ctx, input) => {
   const view = out.document;
   return ok(ctx, out.idempotency.idempotency === 'replayed' ? 200 : 201, documentDataJson(view), {
     receipt: out.idempotency,
-    headers: { 'service-revision': view.revision, location: `/api/v1/documents/${view.documentRef}` },
+    headers: { 'service-revision': view.revision, location: operationPath(contract.getDocument, { documentRef: view.documentRef }) },
   });
 });
 

@@ -9,7 +9,7 @@ import { contract } from '../../contract/operations.ts';
 import { notFound } from '../../errors.ts';
 import { DecisionRequestSchema, PromotionRequestSchema, PublicationRequestSchema, ReleaseRequestSchema } from '../../knowledge/operator-schemas.ts';
 import type { ProposalRecord, ReleaseRecord } from '../../knowledge/records.ts';
-import { locatorPath } from '../../knowledge/service.ts';
+import { locatorPath } from '../../contract/links.ts';
 import { parseOrThrow } from '../../validation.ts';
 import { bind } from '../bind.ts';
 import { ok } from '../envelope.ts';

@@ -312,7 +312,7 @@ test('a staged report: the job answers its export links (rendered by the edge), 
     runner.release(HAPPY_STEPS.length);
     await s.engine.jobs.idle();
     const internals = engineInternals(s.engine);
-    const base = `${internals.deps.baseUrl}/api/v1/research-jobs/${job.jobId}/report`;
+    const base = `${internals.baseUrl}/api/v1/research-jobs/${job.jobId}/report`;
     const read = await s.req(`/api/v1/research-jobs/${job.jobId}`, { token });
     assert.is(read.status, 200);
     const report = read.json.data.artifacts.report;
@@ -329,7 +329,7 @@ test('a staged report: the job answers its export links (rendered by the edge), 
     const again = await s.req(`/api/v1/research-jobs/${job.jobId}`, { token });
     assert.equal(again.json.data.artifacts.report, report);
     assert.equal((await s.engine.jobs.read(actor, job.jobId)).job.artifacts.report, { documentRef: report.documentRef });
-    assert.is((await s.req(report.markdownHref.slice(internals.deps.baseUrl.length), { token })).status, 200);
+    assert.is((await s.req(report.markdownHref.slice(internals.baseUrl.length), { token })).status, 200);
   } finally {
     await s.close();
   }

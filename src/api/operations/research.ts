@@ -26,8 +26,8 @@ const actorOf = (ctx: RequestContext): Actor => ctx.credential!.actor;
 function jobJson(ctx: RequestContext, job: ResearchJob): string {
   const report = job.artifacts.report;
   if (report === null) return JSON.stringify(job);
-  const base = `${ctx.engine.deps.baseUrl}${contract.getResearchJobReport.path.replace('{jobId}', job.jobId)}`;
-  const links = { documentRef: report.documentRef, jsonHref: `${base}?format=rich-json`, markdownHref: `${base}?format=markdown` };
+  const at = ctx.engine.deps.links;
+  const links = { documentRef: report.documentRef, jsonHref: at.report(job.jobId, 'rich-json'), markdownHref: at.report(job.jobId, 'markdown') };
   return JSON.stringify({ ...job, artifacts: { ...job.artifacts, report: links } });
 }
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_EVENT_KINDS);
