@@ -4,8 +4,11 @@
  * @module
  */
 import { ServiceError } from '../../errors.ts';
-import { escapeHtml } from '../../escape-html.ts';
-import { renderDocumentPage, signInRequiredPage } from '../document-page.ts';
+import { renderDocumentPage, renderHome, signInRequiredPage } from '../pages.ts';
+import { isServiceError } from '../../errors.ts';
+import { accountActor } from '../../deps.ts';
+import type { Engine } from '../../engine.ts';
+import type { FlatBlock } from '../../documents/types.ts';
 import { baseHeaders, JSON_TYPE } from '../envelope.ts';
 import { bind } from '../bind.ts';
 import { contract } from '../../contract/operations.ts';
@@ -33,47 +36,32 @@ function htmlResponse(ctx: Parameters<typeof baseHeaders>[0], status: number, ht
  */
 const documentPage = bind(contract.getDocumentPage, async (ctx, input) => {
   if (ctx.settings.documentPages !== 'open') return htmlResponse(ctx, 401, signInRequiredPage(input.path.documentRef));
-  const html = await renderDocumentPage(ctx.engine, input.path.documentRef);
-  if (html === null) throw new ServiceError('NOT_FOUND', 'The document was not found.');
-  return htmlResponse(ctx, 200, html);
+  const page = await documentPageInput(ctx.engine, input.path.documentRef);
+  if (page === null) throw new ServiceError('NOT_FOUND', 'The document was not found.');
+  return htmlResponse(ctx, 200, renderDocumentPage(page));
 });
 
-/** The home page's reference: each published operation's method, path and summary, from the OpenAPI document. */
-function operationList(openApiJson: string): string {
-  const doc = JSON.parse(openApiJson) as { paths?: Record<string, Record<string, { summary?: string }>> };
-  const rows: string[] = [];
-  for (const [path, item] of Object.entries(doc.paths ?? {})) {
-    for (const [method, op] of Object.entries(item)) {
-      if (typeof op !== 'object' || op === null || !('summary' in op)) continue;
-      rows.push(`<li><code>${escapeHtml(method.toUpperCase())} ${escapeHtml(path)}</code> ${escapeHtml(op.summary ?? '')}</li>`);
-    }
+/**
+ * What the document page shows, read as its owner, or null when there is no such document: its
+ * blocks, or its canonical JSON when it holds blocks outside the Markdown grammar.
+ */
+async function documentPageInput(engine: Engine, documentRef: string) {
+  if (!/^sdoc_[a-f0-9]{48}$/.test(documentRef)) return null;
+  const head = await engine.deps.storage.getDocumentHead(documentRef);
+  if (!head) return null;
+  const actor = accountActor(head.accountId);
+  let content: { blocks: readonly FlatBlock[] } | { documentJson: string };
+  try {
+    const read = await engine.documents.read(actor, documentRef, 'blocks');
+    if (read.format !== 'blocks') throw new Error('unexpected representation');
+    content = { blocks: read.blocks };
+  } catch (e) {
+    if (!isServiceError(e) || e.code !== 'CONFLICT') throw e;
+    const read = await engine.documents.read(actor, documentRef, 'rich-json');
+    if (read.format !== 'rich-json') throw new Error('unexpected representation');
+    content = { documentJson: read.document.documentJson };
   }
-  return rows.join('\n');
-}
-
-let homeHtml: { source: string; html: string } | null = null;
-
-/** The home page: links to the OpenAPI document, the API reference and the MCP endpoint. */
-function renderHome(openApiJson: string): string {
-  if (homeHtml?.source === openApiJson) return homeHtml.html;
-  const html = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Knowledge workspace API</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem}code{font-size:.9em}li{margin:.2rem 0}</style></head>
-<body><h1>Knowledge workspace API</h1>
-<p>This server answers agents: its API lives under <code>/api/v1</code> and takes <code>Authorization: Bearer &lt;token&gt;</code>.</p>
-<ul>
-<li><a href="openapi.json">OpenAPI document</a> (<code>/openapi.json</code>): every operation, its inputs and answers</li>
-<li><a href="#operations">API reference</a>: the operations, below</li>
-<li>MCP endpoint: <code>/mcp</code> (streamable HTTP, for MCP clients; not a browser page)</li>
-</ul>
-<p>Try: <code>curl -H "Authorization: Bearer $TOKEN" /api/v1/auth</code> (relative to this server).</p>
-<h2 id="operations">Operations</h2>
-<ul>
-${operationList(openApiJson)}
-</ul></body></html>
-`;
-  homeHtml = { source: openApiJson, html };
-  return html;
+  return { documentRef, title: head.title, version: head.version, content };
 }
 
 /** GET /: a small HTML page of links (OpenAPI, reference, MCP), until a browser app replaces it. */

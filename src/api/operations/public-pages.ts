@@ -8,7 +8,7 @@
  */
 import { notFound } from '../../errors.ts';
 import { Patterns } from '../../ids.ts';
-import { renderPublicHtml, renderPublicMarkdown } from '../../knowledge/public-page.ts';
+import { notReleasedPage, renderPublicHtml, renderPublicMarkdown, reviewSignInPage } from '../pages.ts';
 import { baseHeaders } from '../envelope.ts';
 import { etagMatches, weakEtag } from '../http-util.ts';
 import { bind } from '../bind.ts';
@@ -28,14 +28,6 @@ function page(ctx: RequestContext, status: number, markdown: boolean, body: stri
   if (!markdown) headers['content-security-policy'] = CSP;
   Object.assign(headers, extra);
   return { status, headers, body };
-}
-
-function notReleasedPage(ctx: RequestContext, markdown: boolean): PlainResponse {
-  const text = 'Nothing is released at this locator. A public locator resolves only to a released projection at its exact revision.';
-  const body = markdown
-    ? `# Not found\n\n${text}\n`
-    : `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Not found</title></head><body><main><h1>Not found</h1><p>${text}</p></main></body></html>\n`;
-  return page(ctx, 404, markdown, body, { 'cache-control': 'no-store' });
 }
 
 /** True when the Accept header prefers Markdown (text/markdown listed, and not below text/html). */
@@ -66,7 +58,7 @@ const publicPage = bind(contract.getPublicPage, async (ctx, input) => {
     valid = false; // a malformed locator names nothing that could be released
   }
   const read = valid ? await ctx.engine.knowledge.readPublicArtifact(kind, artifactId, revision) : null;
-  if (!read) return notReleasedPage(ctx, markdown);
+  if (!read) return page(ctx, 404, markdown, notReleasedPage(markdown), { 'cache-control': 'no-store' });
   const etag = weakEtag(revision, `${kind}-${markdown ? 'md' : 'html'}`);
   const headers = { etag, 'cache-control': IMMUTABLE_CACHE };
   if (input.headers.ifNoneMatch !== undefined && etagMatches(input.headers.ifNoneMatch, etag)) {
@@ -82,7 +74,7 @@ const publicPage = bind(contract.getPublicPage, async (ctx, input) => {
  */
 const reviewPage = bind(contract.getReviewPage, (ctx, input) => {
   if (!Patterns.reviewRef.test(input.path.reviewRef)) throw notFound('The review');
-  const body = `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign-in required</title></head><body><main><h1>Sign-in required</h1><p>This review is decided by the person who owns the space, and this server has no sign-in yet.</p><p>Its metadata is readable through the API with a token holding review:read: <code>GET /api/v1/reviews/${input.path.reviewRef}</code>.</p></main></body></html>\n`;
+  const body = reviewSignInPage(input.path.reviewRef);
   return page(ctx, 401, false, body, { 'cache-control': 'no-store' });
 });
 
