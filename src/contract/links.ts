@@ -1,13 +1,27 @@
 /**
  * Every link an answer carries, rendered in one place from the contract's own paths: a domain names
  * what it links to (a documentRef, a reviewRef, a released artifact, a job's report) and this module
- * turns the reference into the URL, so the path of a page or an operation is spelled once, in its
- * operation (./meta.ts, ./research.ts), and nowhere else.
+ * turns the reference into the URL, so the path of a page or an operation is spelled once
+ * ({@link LINKED_PATHS}, which the operations use) and nowhere else.
  * @module
  */
 import type { AnyOperation } from './define.ts';
-import { getDocumentPage, getPublicPage, getReviewPage } from './meta.ts';
-import { getResearchJobReport } from './research.ts';
+
+/**
+ * The paths of what answers link to: the person's document and review pages, a released artifact's
+ * public page, a research job's report. Their operations (./meta.ts, ./research.ts) take their `path`
+ * from here, so a domain that renders a link through this module imports no operation (and no
+ * schema of another domain with it).
+ */
+export const LINKED_PATHS = {
+  documentPage: '/documents/{documentRef}',
+  reviewPage: '/reviews/{reviewRef}',
+  publicPage: '/k/{kind}/{artifactId}/{revision}',
+  report: '/api/v1/research-jobs/{jobId}/report',
+} as const;
+
+/** A linked path as an operation-shaped template for {@link operationPath}. */
+const linked = (name: keyof typeof LINKED_PATHS) => ({ operationId: name, path: LINKED_PATHS[name] });
 
 /** An operation's path with its `{name}` parameters filled in (each percent-encoded). */
 export function operationPath(op: Pick<AnyOperation, 'operationId' | 'path'>, params: Readonly<Record<string, string | undefined>>): string {
@@ -27,7 +41,7 @@ export interface ArtifactLocator {
 
 /** The public page's path of a released artifact (`/k/{kind}/{artifactId}/{revision}`), without an origin. */
 export function locatorPath(ref: ArtifactLocator): string {
-  return operationPath(getPublicPage, { kind: ref.kind, artifactId: ref.artifactId, revision: ref.revision });
+  return operationPath(linked('publicPage'), { kind: ref.kind, artifactId: ref.artifactId, revision: ref.revision });
 }
 
 /** The links of one server: each reference as an absolute URL under its base URL ('' gives relative links). */
@@ -49,9 +63,9 @@ export function linksAt(baseUrl: string): Links {
   const base = baseUrl.replace(/\/+$/, '');
   return {
     baseUrl: base,
-    documentPage: (documentRef) => `${base}${operationPath(getDocumentPage, { documentRef })}`,
-    reviewPage: (reviewRef) => `${base}${operationPath(getReviewPage, { reviewRef })}`,
+    documentPage: (documentRef) => `${base}${operationPath(linked('documentPage'), { documentRef })}`,
+    reviewPage: (reviewRef) => `${base}${operationPath(linked('reviewPage'), { reviewRef })}`,
     publicPage: (ref) => `${base}${locatorPath(ref)}`,
-    report: (jobId, format) => `${base}${operationPath(getResearchJobReport, { jobId })}?format=${format}`,
+    report: (jobId, format) => `${base}${operationPath(linked('report'), { jobId })}?format=${format}`,
   };
 }

@@ -6,6 +6,7 @@
 import * as v from 'valibot';
 import { Patterns } from '../ids.ts';
 import { operation } from './define.ts';
+import { LINKED_PATHS } from './links.ts';
 import { IfNoneMatchHeader, pathId } from './params.ts';
 import { OpenApiDocumentSchema } from './response-schemas.ts';
 
@@ -32,7 +33,7 @@ export const getOpenApi = operation({
 export const getDocumentPage = operation({
   operationId: 'getDocumentPage',
   method: 'GET',
-  path: '/documents/{documentRef}',
+  path: LINKED_PATHS.documentPage,
   audience: 'local',
   tag: 'meta',
   summary: "The person's page of a document",
@@ -51,7 +52,7 @@ export const getDocumentPage = operation({
 export const getPublicPage = operation({
   operationId: 'getPublicPage',
   method: 'GET',
-  path: '/k/{kind}/{artifactId}/{revision}',
+  path: LINKED_PATHS.publicPage,
   audience: 'local',
   tag: 'public',
   summary: 'The public page of a released projection (HTML or Markdown)',
@@ -81,7 +82,7 @@ export const getPublicPage = operation({
 export const getReviewPage = operation({
   operationId: 'getReviewPage',
   method: 'GET',
-  path: '/reviews/{reviewRef}',
+  path: LINKED_PATHS.reviewPage,
   audience: 'local',
   tag: 'meta',
   summary: "The person's review page",

@@ -8,6 +8,7 @@ import { Patterns } from '../ids.ts';
 import { CancellationRequestSchema, REPORT_FORMATS, ResearchReportSpecSchema } from '../jobs/schemas.ts';
 import { DEFAULT_PACING, EVENT_PAGE_MAX, ReportLimits, SSE_DEFAULTS } from '../limits.ts';
 import { operation } from './define.ts';
+import { LINKED_PATHS } from './links.ts';
 import { AcceptEventsHeader, AfterQuery, IdempotencyKeyHeader, IfNoneMatchHeader, IfRevisionHeader, LastEventIdHeader, pageQuery, pathId } from './params.ts';
 import { ReportEnvelopeSchema, ResearchJobEnvelopeSchema, ResearchJobEventPageEnvelopeSchema, ResearchJobPageEnvelopeSchema } from './response-schemas.ts';
 
@@ -117,7 +118,7 @@ export const cancelResearchJob = operation({
 export const getResearchJobReport = operation({
   operationId: 'getResearchJobReport',
   method: 'GET',
-  path: '/api/v1/research-jobs/{jobId}/report',
+  path: LINKED_PATHS.report,
   audience: 'public',
   tag: 'research',
   summary: 'Export the report of a job',
