@@ -14,7 +14,7 @@
  * paused would be committed only every 5 s. At the end every editor must equal the API's document.
  * @module
  */
-import * as hdr from 'hdr-histogram-js';
+import { newHistogram, percentilesOf, SecondTicker, type Histogram } from './seconds.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +22,7 @@ import { serve, type DevServer } from '../serve.ts';
 import { BenchEditor, plainTextOf, UpgradeRefused } from './editor-client.ts';
 import { leanHttpClient } from './http-client.ts';
 import type { TargetSpec } from './options.ts';
-import { errorKey, MAX_ATTEMPTS, percentilesOf, SetupFailed, type Measured, type RunSettings, type Sample } from './runner.ts';
+import { errorKey, MAX_ATTEMPTS, SetupFailed, type Measured, type RunSettings } from './runner.ts';
 import { blockText, httpTarget, TargetRefused, type Answer, type BenchTarget } from './targets.ts';
 import type { EditorBlock } from '../../src/blocks/editor-fragment.ts';
 
@@ -116,8 +116,6 @@ export async function coeditWorld(spec: TargetSpec, editors: number): Promise<Co
   };
 }
 
-const newHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, autoResize: true });
-type Histogram = ReturnType<typeof newHistogram>;
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 const round1 = (n: number) => Math.round(n * 10) / 10;
 const us = (msValue: number) => Math.max(1, Math.round(msValue * 1000));
@@ -243,28 +241,16 @@ export async function runCoedit(world: CoeditWorld, settings: RunSettings & { ed
     });
 
     // Progress and per-second samples (of the agents' edits, as the other workloads' samples are of their operations).
-    const samples: Sample[] = [];
-    let second = newHistogram();
-    let secondOk = 0;
-    let secondErrors = 0;
+    const seconds = new SecondTicker(t0, measureFrom, measureTo);
     let secondKeys = 0;
-    let lastTick = t0;
     const tick = () => {
-      const now = performance.now();
-      const span = (now - lastTick) / 1000;
-      const from = lastTick;
-      lastTick = now;
-      const pct = percentilesOf(second);
-      const phase = from < measureFrom - 50 ? 'warm-up' : from < measureTo - 100 ? 'measuring' : 'finishing';
-      if (phase === 'measuring') samples.push({ t: Math.round((now - measureFrom) / 100) / 10, throughput: round1(secondOk / span), errors: secondErrors, p50: pct.p50, p99: pct.p99 });
+      const second = seconds.tick();
+      const keys = secondKeys / second.span;
+      secondKeys = 0;
       const toEditors = percentilesOf(histograms.get('agent-to-editors')!.h);
       settings.progress?.(
-        `${((now - t0) / 1000).toFixed(0).padStart(4)} s  ${phase.padEnd(9)}  ${(secondOk / span).toFixed(0).padStart(5)} agent edits/s  p50 ${pct.p50.toFixed(2)} ms  p99 ${pct.p99.toFixed(2)} ms  ${(secondKeys / span).toFixed(0)} keys/s  to editors p99 ${toEditors.p99.toFixed(1)} ms  errors ${secondErrors}`,
+        `${SecondTicker.lead(second)}  ${second.rate.toFixed(0).padStart(5)} agent edits/s  p50 ${second.p50.toFixed(2)} ms  p99 ${second.p99.toFixed(2)} ms  ${keys.toFixed(0)} keys/s  to editors p99 ${toEditors.p99.toFixed(1)} ms  errors ${second.errors}`,
       );
-      second = newHistogram();
-      secondOk = 0;
-      secondErrors = 0;
-      secondKeys = 0;
     };
     const timer = setInterval(tick, 1000);
 
@@ -306,9 +292,8 @@ export async function runCoedit(world: CoeditWorld, settings: RunSettings & { ed
         const ok = answer.status === 200;
         const inWindow = measuring(startedAt);
         if (ok) {
-          second.recordValue(us(answeredAt - startedAt));
-          secondOk++;
-        } else secondErrors++;
+          seconds.success(us(answeredAt - startedAt));
+        } else seconds.errors++;
         if (inWindow) {
           requests += sent;
           stale += seen412;
@@ -398,7 +383,7 @@ export async function runCoedit(world: CoeditWorld, settings: RunSettings & { ed
       stoppedAt = performance.now();
       clearInterval(timer);
     }
-    if (samples.length === 0 || performance.now() - lastTick > 500) tick();
+    if (seconds.samples.length === 0 || performance.now() - seconds.last > 500) tick();
 
     // Keystrokes that never reached every other editor.
     for (const list of keystrokes) for (const k of list) if (k.measured && k.seen < editorCount - 1) fail('keystroke-to-editors', `keystroke not at every other editor within the run`);
@@ -439,7 +424,7 @@ export async function runCoedit(world: CoeditWorld, settings: RunSettings & { ed
       requests,
       successes,
       requestsPerSuccess: successes ? Math.round((requests / successes) * 1000) / 1000 : 0,
-      samples,
+      samples: seconds.samples,
       scheduleLagMs: null,
       serverRequestsRemaining: remaining,
       documentRefs: [ref],

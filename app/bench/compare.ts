@@ -17,7 +17,7 @@ import { UsageError } from '../usage.ts';
 import { BENCH_HELP_COMMAND } from './options.ts';
 import type { BenchResult } from './result.ts';
 import { fmtRate, textTable } from './result.ts';
-import type { Percentiles, Sample } from './runner.ts';
+import type { Percentiles, Sample } from './seconds.ts';
 
 /** One compared figure. */
 export interface ComparedFigure {

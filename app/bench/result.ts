@@ -6,7 +6,8 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { VERSION } from '../version.ts';
-import type { Measured, Percentiles, RunSettings, Sample } from './runner.ts';
+import type { Measured, RunSettings } from './runner.ts';
+import type { Percentiles, Sample } from './seconds.ts';
 
 /** The same-run baseline's figures and the target's ratio to it. */
 export interface BaselineResult {

@@ -5,7 +5,7 @@
  * cleans up.
  * @module
  */
-import * as hdr from 'hdr-histogram-js';
+import { newHistogram, percentilesOf, SecondTicker, type Histogram, type Percentiles, type Sample } from './seconds.ts';
 import type { Answer, BenchTarget, MutationBody } from './targets.ts';
 import { blockText } from './targets.ts';
 import { documentPicker, mixPicker, OPERATIONS, type Distribution, type Operation, type Workload } from './workloads.ts';
@@ -30,26 +30,6 @@ export interface RunSettings {
   editors?: number;
   /** Called when the measured window starts and ends (e.g. to read a server's CPU time around it). */
   onWindow?: (phase: 'start' | 'end') => void;
-}
-
-/** Latency percentiles in milliseconds. */
-export interface Percentiles {
-  p50: number;
-  p90: number;
-  p99: number;
-  p999: number;
-  max: number;
-}
-
-/** One second of the measured window. */
-export interface Sample {
-  /** Seconds since the measured window began (end of this sample). */
-  t: number;
-  /** Successful operations per second in this sample. */
-  throughput: number;
-  errors: number;
-  p50: number;
-  p99: number;
 }
 
 /** What a run measured (the runner's part of the JSON result). */
@@ -78,17 +58,6 @@ export interface Measured {
 
 /** How many times a mutation answered 412 goes read → retry before the operation counts as failed. */
 export const MAX_ATTEMPTS = 10;
-
-const newHistogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: 3, autoResize: true });
-type Histogram = ReturnType<typeof newHistogram>;
-
-const ms = (us: number) => Math.round(us) / 1000;
-export function percentilesOf(h: Histogram): Percentiles {
-  if (h.totalCount === 0) return { p50: 0, p90: 0, p99: 0, p999: 0, max: 0 };
-  // A percentile is its bucket's highest equivalent value, which can pass the largest value recorded.
-  const at = (p: number) => ms(Math.min(h.getValueAtPercentile(p), h.maxValue));
-  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: ms(h.maxValue) };
-}
 
 interface DocState {
   ref: string;
@@ -198,9 +167,6 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
   const all = newHistogram();
   const byOp = new Map<Operation, { h: Histogram; count: number; errors: number; bytes: number; answers: number }>();
   for (const op of OPERATIONS) byOp.set(op, { h: newHistogram(), count: 0, errors: 0, bytes: 0, answers: 0 });
-  let second = newHistogram();
-  let secondOk = 0;
-  let secondErrors = 0;
   const errors: Record<string, number> = {};
   let stale = 0;
   let requests = 0;
@@ -215,6 +181,7 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
   let stoppedAt = Infinity;
   const measureFrom = t0 + settings.warmupS * 1000;
   const measureTo = measureFrom + settings.durationS * 1000;
+  const seconds = new SecondTicker(t0, measureFrom, measureTo);
   const measuring = (at: number) => at >= measureFrom && at < measureTo;
 
   /** One operation as an agent does it: a mutation answered 412 reads the document and tries again. */
@@ -262,10 +229,8 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
     if (result.answer.remaining !== undefined) remaining = result.answer.remaining;
     const ok = result.answer.status >= 200 && result.answer.status < 300;
     const latencyUs = Math.max(1, Math.round((endedAt - startedAt) * 1000));
-    if (ok) {
-      second.recordValue(latencyUs);
-      secondOk++;
-    } else secondErrors++;
+    if (ok) seconds.success(latencyUs);
+    else seconds.errors++;
     if (!measuring(startedAt)) return;
     const entry = byOp.get(result.kind)!;
     entry.count++;
@@ -285,22 +250,9 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
   };
 
   // Progress and per-second samples.
-  const samples: Sample[] = [];
-  let lastTick = t0;
   const tick = () => {
-    const now = performance.now();
-    const span = (now - lastTick) / 1000;
-    const from = lastTick;
-    lastTick = now;
-    const pct = percentilesOf(second);
-    const rate = secondOk / span;
-    // A sample belongs to the measured window when it began in it (ticks run late on a busy machine).
-    const phase = from < measureFrom - 50 ? 'warm-up' : 'measuring';
-    if (phase === 'measuring' && from < measureTo - 100) samples.push({ t: Math.round((now - measureFrom) / 100) / 10, throughput: Math.round(rate * 10) / 10, errors: secondErrors, p50: pct.p50, p99: pct.p99 });
-    settings.progress?.(`${((now - t0) / 1000).toFixed(0).padStart(4)} s  ${phase.padEnd(9)}  ${rate.toFixed(0).padStart(7)} ops/s  p50 ${pct.p50.toFixed(2)} ms  p99 ${pct.p99.toFixed(2)} ms  errors ${secondErrors}`);
-    second = newHistogram();
-    secondOk = 0;
-    secondErrors = 0;
+    const second = seconds.tick();
+    settings.progress?.(`${SecondTicker.lead(second)}  ${second.rate.toFixed(0).padStart(7)} ops/s  p50 ${second.p50.toFixed(2)} ms  p99 ${second.p99.toFixed(2)} ms  errors ${second.errors}`);
   };
   const timer = setInterval(tick, 1000);
   const windowCalls = new Set<'start' | 'end'>();
@@ -366,7 +318,7 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
       windowCall('end');
     }
   }
-  if (samples.length === 0 || performance.now() - lastTick > 500) tick();
+  if (seconds.samples.length === 0 || performance.now() - seconds.last > 500) tick();
 
   const notes: string[] = [];
   if (!settings.keep && target.persistent) {
@@ -393,7 +345,7 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
     requests,
     successes,
     requestsPerSuccess: successes ? Math.round((requests / successes) * 1000) / 1000 : 0,
-    samples,
+    samples: seconds.samples,
     scheduleLagMs: settings.rate === null ? null : { mean: lagCount ? Math.round((lagSum / lagCount) * 1000) / 1000 : 0, max: Math.round(lagMax * 1000) / 1000 },
     serverRequestsRemaining: remaining,
     documentRefs: docs.map((d) => d.ref),
