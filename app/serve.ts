@@ -12,7 +12,7 @@ import { fileUploadSpool, lowdbStorage, type RecoveryReport } from '../adapters/
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { postgresStorage, postgresUploadSpool, type PostgresStorage } from '../adapters/postgres/index.ts';
 import { createApiHandler } from '../src/api/handler.ts';
-import { createBrowserApp, type BrowserApp } from '../src/web/app.ts';
+import { createBrowserApp, type BrowserApp } from '../transports/web/app.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
 import { contentExtractor, nodeFetcher } from '../adapters/capture/index.ts';
 import { createEngine, type Engine } from '../src/engine.ts';

@@ -3,19 +3,19 @@
  * in-process actor of that account: the person sees every document, job, review and token of it).
  * @module
  */
-import type { Credential } from '../auth/credentials.ts';
-import { displayPrefix } from '../auth/tokens.ts';
-import { SCOPES } from '../auth/scopes.ts';
-import { isoTimestamp } from '../clock.ts';
-import { accountActor } from '../deps.ts';
-import type { Engine } from '../engine.ts';
-import { isServiceError, notFound } from '../errors.ts';
-import { Patterns } from '../ids.ts';
-import { JOBS_COLLECTION, listPartition, type StoredJob } from '../jobs/store.ts';
-import { isTerminal } from '../jobs/states.ts';
-import type { ResearchJob } from '../jobs/schemas.ts';
-import { KnowledgeCollections, releaseKey, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from '../knowledge/records.ts';
-import { locatorPath } from '../knowledge/service.ts';
+import type { Credential } from '../../src/auth/credentials.ts';
+import { displayPrefix } from '../../src/auth/tokens.ts';
+import { SCOPES } from '../../src/auth/scopes.ts';
+import { isoTimestamp } from '../../src/clock.ts';
+import { accountActor } from '../../src/deps.ts';
+import type { Engine } from '../../src/engine.ts';
+import { isServiceError, notFound } from '../../src/errors.ts';
+import { Patterns } from '../../src/ids.ts';
+import { JOBS_COLLECTION, listPartition, type StoredJob } from '../../src/jobs/store.ts';
+import { isTerminal } from '../../src/jobs/states.ts';
+import type { ResearchJob } from '../../src/jobs/schemas.ts';
+import { KnowledgeCollections, releaseKey, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from '../../src/knowledge/records.ts';
+import { locatorPath } from '../../src/knowledge/service.ts';
 import { render } from './html.ts';
 import type { RequestInspector } from './inspector.ts';
 import { citationsOf, richJsonHtml } from './rich-html.ts';

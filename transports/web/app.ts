@@ -12,19 +12,19 @@
  *   and `Cache-Control: no-store`.
  * @module
  */
-import { ACCOUNT_ID_PATTERN } from '../auth/credentials.ts';
-import { constantTimeEqual, randomSecret } from '../auth/tokens.ts';
-import type { Actor } from '../deps.ts';
-import { isoTimestamp } from '../clock.ts';
-import { engineInternals, type PublicEngine } from '../engine.ts';
-import { isServiceError, type FieldError } from '../errors.ts';
-import { JOBS_COLLECTION, type StoredJob } from '../jobs/store.ts';
-import { isTerminal } from '../jobs/states.ts';
-import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../ports.ts';
-import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
-import { accountActor } from '../deps.ts';
+import { ACCOUNT_ID_PATTERN } from '../../src/auth/credentials.ts';
+import { constantTimeEqual, randomSecret } from '../../src/auth/tokens.ts';
+import type { Actor } from '../../src/deps.ts';
+import { isoTimestamp } from '../../src/clock.ts';
+import { engineInternals, type PublicEngine } from '../../src/engine.ts';
+import { isServiceError, type FieldError } from '../../src/errors.ts';
+import { JOBS_COLLECTION, type StoredJob } from '../../src/jobs/store.ts';
+import { isTerminal } from '../../src/jobs/states.ts';
+import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../../src/ports.ts';
+import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
+import { accountActor } from '../../src/deps.ts';
 import { APP_CSS, APP_JS, FAVICON_ICO } from './assets.ts';
-import { escapeHtml } from '../escape-html.ts';
+import { escapeHtml } from '../../src/escape-html.ts';
 import { PAGE_CSP, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
 import { RequestInspector, type InspectorLimits, type AnsweredRequest } from './inspector.ts';
 import {
@@ -43,7 +43,7 @@ import {
 } from './pages.ts';
 import { createSessionStore, type Session } from './sessions.ts';
 import { keepNewToken, takeNewToken } from './new-tokens.ts';
-import { bearerToken, namesBearerScheme } from '../contract/bearer.ts';
+import { bearerToken, namesBearerScheme } from '../../src/contract/bearer.ts';
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'kw_session';

@@ -1,14 +1,14 @@
 /**
  * Test kit of the browser app: a server (engine with the review kit's runner, browser app mounted in
  * front of the API handler) on a loopback port, and the person's and agents' moves over HTTP.
- * @remarks The listener, the storage and the API handler's factory are passed in (src/web depends on
+ * @remarks The listener, the storage and the API handler's factory are passed in (transports/web depends on
  * neither transports/, adapters/ nor the API layer).
  * @module
  */
-import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
-import { systemClock, type Clock } from '../clock.ts';
-import { createEngine, type Engine } from '../engine.ts';
-import type { Storage } from '../ports.ts';
+import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
+import { systemClock, type Clock } from '../../src/clock.ts';
+import { createEngine, type Engine } from '../../src/engine.ts';
+import type { Storage } from '../../src/ports.ts';
 import { createBrowserApp, type BrowserApp } from './app.ts';
 import { reviewRunner } from './review-kit.ts';
 

@@ -7,10 +7,10 @@
  * with one link, exactly one gets a session.
  * @module
  */
-import { randomSecret } from '../auth/tokens.ts';
-import type { EngineDeps } from '../deps.ts';
-import { isStorageConflict, recordTopic } from '../ports.ts';
-import { watchGrant, type GrantEnded } from '../auth/grant-watch.ts';
+import { randomSecret } from '../../src/auth/tokens.ts';
+import type { EngineDeps } from '../../src/deps.ts';
+import { isStorageConflict, recordTopic } from '../../src/ports.ts';
+import { watchGrant, type GrantEnded } from '../../src/auth/grant-watch.ts';
 
 /** Storage collection of unused sign-in links, keyed by the SHA-256 of the link's secret. */
 export const SIGN_IN_LINK_COLLECTION = 'web-sign-in-links';
