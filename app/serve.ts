@@ -328,7 +328,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     }
     localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : 'owner';
     const documentPages = options.documentPages ?? 'sign-in-required';
-    const app = options.browserApp === false ? null : createBrowserApp(engine, { operatorKey, localAccount, openDocumentPages: documentPages === 'open', ...(editorAvailable() ? { editorAssets } : {}) });
+    const app = options.browserApp === false ? null : createBrowserApp(engine, { localAccount, openDocumentPages: documentPages === 'open', ...(editorAvailable() ? { editorAssets } : {}) });
     const api = createApiHandler({ engine, operatorKey, localAccount, documentPages, ...(options.log ? { log: options.log } : {}), ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
     const pages = app ? app.mount(api) : api;
     if (app) signInUrl = (await app.createSignInLink()).url;

@@ -13,7 +13,7 @@ import { createEngine } from '../../src/engine.ts';
 import { createBrowserApp } from './app.ts';
 import { RequestInspector } from './inspector.ts';
 import { researcherWithWaitingReview } from './review-kit.ts';
-import { addParagraph, createDocument, OPERATOR_KEY, post, signIn, signInLink, startWebServer, streamText, type Running } from './web-kit.ts';
+import { addParagraph, createDocument, post, signIn, signInLink, startWebServer, streamText, type Running } from './web-kit.ts';
 
 const start = (options: { clock?: Clock; keepAliveMs?: number } = {}): Promise<Running> => startWebServer({ listen, storage: memoryStorage(), createApiHandler }, options);
 
@@ -107,7 +107,7 @@ test('a session cookie together with a bearer token on the API is 401 AUTH_AMBIG
     await s.close();
   }
   const engine = createEngine({ storage: memoryStorage(), baseUrl: 'https://kw.example' });
-  const app = createBrowserApp(engine, { operatorKey: OPERATOR_KEY });
+  const app = createBrowserApp(engine);
   const handler = app.mount(createApiHandler({ engine }));
   const link = await app.createSignInLink();
   assert.ok(link.url.startsWith('https://kw.example/sign-in/'));

@@ -27,7 +27,7 @@ export interface Running {
 }
 
 /** How the kit builds the API handler: `createApiHandler` fits. */
-export type ApiFactory = (options: { engine: Engine; operatorKey: string; onResponse: BrowserApp['recordRequest'] }) => Handler;
+export type ApiFactory = (options: { engine: Engine; operatorKey: string; localAccount: string; onResponse: BrowserApp['recordRequest'] }) => Handler;
 
 /** What the kit server is made of. */
 export interface KitParts {
@@ -42,8 +42,8 @@ export async function startWebServer({ listen, storage, createApiHandler }: KitP
   const listening = await listen((r: PlainRequest) => active(r), { host: '127.0.0.1', port: 0 });
   let engine: Engine | null = null;
   engine = createEngine({ storage, baseUrl: listening.url, clock: options.clock ?? systemClock, runner: reviewRunner(() => engine!) });
-  const app = createBrowserApp(engine, { operatorKey: OPERATOR_KEY, localAccount: 'demo', keepAliveMs: options.keepAliveMs });
-  active = app.mount(createApiHandler({ engine, operatorKey: OPERATOR_KEY, onResponse: (e) => app.recordRequest(e) }));
+  const app = createBrowserApp(engine, { localAccount: 'demo', keepAliveMs: options.keepAliveMs });
+  active = app.mount(createApiHandler({ engine, operatorKey: OPERATOR_KEY, localAccount: 'demo', onResponse: (e) => app.recordRequest(e) }));
   const ready = engine;
   return {
     url: listening.url,

@@ -5,9 +5,9 @@
  * holds a token it could read (decisions.md: only a hash of a token is stored); one use; 5 minutes.
  * @module
  */
-import { randomSecret } from '../../src/auth/tokens.ts';
-import type { EngineDeps } from '../../src/deps.ts';
-import { decodeBase64, encodeBase64 } from '../../src/library/base64.ts';
+import { randomSecret } from './tokens.ts';
+import type { EngineDeps } from '../deps.ts';
+import { decodeBase64, encodeBase64 } from '../library/base64.ts';
 
 /** The collection of sealed new tokens (key: SHA-256 of the id in the redirect). */
 export const NEW_TOKEN_COLLECTION = 'web-new-tokens';
