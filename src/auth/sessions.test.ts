@@ -6,7 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { createEngine, isServiceError, manualClock } from '../index.ts';
+import { createApiHandler, createEngine, isServiceError, manualClock } from '../index.ts';
 
 const START = Date.UTC(2026, 10, 29);
 
@@ -95,6 +95,40 @@ test('the records stay in the collections the browser app kept them in (existing
     assert.is(await engine.sessions.takeNewToken('x'.repeat(43), id), undefined, "another session's cookie does not open it");
     assert.is(await engine.sessions.takeNewToken(redeemed.cookie, id), 'svc_the_token');
     assert.is(await engine.sessions.takeNewToken(redeemed.cookie, id), undefined, 'once');
+  } finally {
+    await engine.close();
+  }
+});
+
+test('POST /operator/v1/sign-in-links is an operation of the API handler: operator key, the local account by default, the error envelope', async () => {
+  const clock = manualClock(START);
+  const engine = createEngine({ storage: memoryStorage(), clock, baseUrl: 'http://kw.test' });
+  const api = createApiHandler({ engine, operatorKey: 'the-operator-key', localAccount: 'demo' });
+  const post = (headers: Record<string, string>, body: string | null) =>
+    api({ method: 'POST', url: '/operator/v1/sign-in-links', headers, body: body === null ? null : new TextEncoder().encode(body) });
+  const json = (r: { body?: unknown }) => JSON.parse(String(r.body)) as { data?: { url: string; expiresAt: string }; error?: { code: string; fieldErrors?: { field: string }[] } };
+  const auth = { authorization: 'Bearer the-operator-key' };
+  try {
+    const made = await post(auth, null);
+    assert.is(made.status, 201, 'no body: the local account');
+    assert.is(made.headers['cache-control'], 'no-store');
+    const { data } = json(made);
+    assert.match(data!.url, /^http:\/\/kw\.test\/sign-in\/[A-Za-z0-9_-]{43}$/);
+    assert.is(data!.expiresAt, new Date(START + 15 * 60_000).toISOString());
+    const redeemed = await engine.sessions.redeem(data!.url.slice(data!.url.lastIndexOf('/') + 1));
+    assert.is(redeemed?.session.accountId, 'demo');
+
+    const other = json(await post({ ...auth, 'content-type': 'application/json' }, '{"account":"alice"}'));
+    assert.is((await engine.sessions.redeem(other.data!.url.slice(other.data!.url.lastIndexOf('/') + 1)))?.session.accountId, 'alice');
+
+    const bad = await post({ ...auth, 'content-type': 'application/json' }, '{"account":"not an account!"}');
+    assert.is(bad.status, 400);
+    assert.equal(json(bad).error!.fieldErrors!.map((f) => f.field), ['account']);
+    assert.is((await post({ ...auth, 'content-type': 'application/json' }, '{"acount":"demo"}')).status, 400, 'unknown fields are refused');
+    const refused = await post({ authorization: 'Bearer another-key' }, null);
+    assert.is(refused.status, 401);
+    assert.is(json(refused).error!.code, 'AUTH_REQUIRED');
+    assert.is(json(await post({ ...auth, cookie: 'kw_session=x' }, null)).error!.code, 'AUTH_AMBIGUOUS');
   } finally {
     await engine.close();
   }
