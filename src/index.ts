@@ -61,5 +61,3 @@ export type { JobsService } from './jobs/index.ts';
 export { fixtureRunner, type FixtureRunnerOptions, type ReviewOutcomes } from './jobs/fixture-runner.ts';
 export type { KnowledgeService, KnowledgeOperator } from './knowledge/service.ts';
 export type { LibraryService, UploadSpool } from './library/index.ts';
-export type { SessionService, Session, SignInLink } from './auth/sessions.ts';
-export type { PublicationService, PublicationState, PublicationStep } from './jobs/publication.ts';
