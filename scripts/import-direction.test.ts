@@ -183,9 +183,8 @@ test('there are no import cycles among non-test modules', () => {
 /**
  * The edges (transports/, the browser app in transports/web/ among them) reach the engine through its public type
  * only: not `engineInternals`, not `engine.deps` (its storage, clock, ids). The files below still do
- * and are to move (issue 27: co-editing's commit rhythm and credential watch into a domain module,
- * the browser app's listings and publication steps into public engine services); the list only
- * shrinks: a file that no longer reaches inside fails the test until it is taken off.
+ * and are to move (issue 27: co-editing's commit rhythm and credential watch into a domain module);
+ * the list only shrinks: a file that no longer reaches inside fails the test until it is taken off.
  */
 const EDGES_STILL_INSIDE = new Set(['transports/sync/attach.ts']);
 
