@@ -11,7 +11,7 @@ import * as Y from 'yjs';
 import { serve, type DevServer } from './serve.ts';
 import { SyncClient } from '../transports/sync/sync-kit.ts';
 import { containerElement, type EditorBlock } from '../src/blocks/editor-fragment.ts';
-import { OPERATOR_KEY, signIn, streamText, type Running } from '../src/web/web-kit.ts';
+import { OPERATOR_KEY, signIn, streamText, type Running } from '../transports/web/web-kit.ts';
 import { chromiumAvailable, launchChromium } from '../scripts/chromium-kit.ts';
 
 let s: DevServer;

@@ -11,7 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { buildEditor } from '../scripts/build.ts';
 import { EDITOR_ENTRY, PREBUILT_EDITOR_DIR, editorAvailable, editorBundle } from './editor-bundle.ts';
-import type { EditorAssets } from '../src/web/app.ts';
+import type { EditorAssets } from '../transports/web/app.ts';
 
 /** Server-side packages the browser must never receive. */
 const SERVER_PACKAGES = ['markdown-it', 'minisearch', 'eta', 'lowdb', 'pg', 'ws', 'linkedom', 'unpdf', '@modelcontextprotocol'];
@@ -77,7 +77,7 @@ test('in a clone the editor is bundled from source (no prebuilt folder beside ap
     assert.match(text(fromDisk, 'editor.js'), /\.\/chunk-[A-Z0-9]+\.js/);
 
     const ours = built.inputs.filter((p) => !/(^|\/)node_modules\//.test(p));
-    assert.equal(ours, ['src/web/editor/client.ts', 'src/web/editor/protocol.ts'], 'no module of the server: the client and the constants it shares with the rooms');
+    assert.equal(ours, ['src/blocks/editor-protocol.ts', 'transports/web/editor/client.ts'], 'no module of the server: the client and the constants it shares with the rooms');
     const packages = built.inputs.filter((p) => SERVER_PACKAGES.some((name) => p.includes(`node_modules/${name}/`)) || p.startsWith('node:'));
     assert.equal(packages, [], 'no server package or node built-in');
     assert.ok(built.inputs.some((p) => p.includes('node_modules/@blocknote/core/')));

@@ -1,5 +1,5 @@
 /**
- * The document page's editor bundle: src/web/editor/client.ts with BlockNote, Yjs and the
+ * The document page's editor bundle: transports/web/editor/client.ts with BlockNote, Yjs and the
  * y-websocket provider, bundled by esbuild (ES modules, minified, split into chunks) with
  * {@link editorBuildOptions}, the one definition `npm run build` uses too.
  * - **Prebuilt.** `npm run build` writes the bundle once into dist/editor/, beside dist/kw.mjs; the
@@ -16,10 +16,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions } from 'esbuild';
-import type { EditorAsset, EditorAssets } from '../src/web/app.ts';
+import type { EditorAsset, EditorAssets } from '../transports/web/app.ts';
 
 /** The editor's source entry (absent from the packed package). */
-export const EDITOR_ENTRY = fileURLToPath(new URL('../src/web/editor/client.ts', import.meta.url));
+export const EDITOR_ENTRY = fileURLToPath(new URL('../transports/web/editor/client.ts', import.meta.url));
 
 /**
  * The prebuilt bundle's folder: `editor/` beside the running module, so dist/editor/ beside

@@ -11,7 +11,7 @@ import WebSocket from 'ws';
 import { serve, type DevServer } from './serve.ts';
 import { SyncClient, refusal } from '../transports/sync/sync-kit.ts';
 import { GRANT_ENDED_CLOSE } from '../transports/sync/limits.ts';
-import { OPERATOR_KEY, post, signIn, streamText, type Running } from '../src/web/web-kit.ts';
+import { OPERATOR_KEY, post, signIn, streamText, type Running } from '../transports/web/web-kit.ts';
 
 let s: DevServer;
 

@@ -12,7 +12,7 @@ import { fileUploadSpool, lowdbStorage, type RecoveryReport } from '../adapters/
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { postgresStorage, postgresUploadSpool, type PostgresStorage } from '../adapters/postgres/index.ts';
 import { createApiHandler } from '../src/api/handler.ts';
-import { createBrowserApp, type BrowserApp } from '../src/web/app.ts';
+import { createBrowserApp, type BrowserApp } from '../transports/web/app.ts';
 import type { Handler, PlainResponse } from '../src/api/types.ts';
 import { contentExtractor, nodeFetcher } from '../adapters/capture/index.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
@@ -328,7 +328,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
     }
     localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : 'owner';
     const documentPages = options.documentPages ?? 'sign-in-required';
-    const app = options.browserApp === false ? null : createBrowserApp(engine, { operatorKey, localAccount, openDocumentPages: documentPages === 'open', ...(editorAvailable() ? { editorAssets } : {}) });
+    const app = options.browserApp === false ? null : createBrowserApp(engine, { localAccount, openDocumentPages: documentPages === 'open', ...(editorAvailable() ? { editorAssets } : {}) });
     const api = createApiHandler({ engine, operatorKey, localAccount, documentPages, ...(options.log ? { log: options.log } : {}), ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });
     const pages = app ? app.mount(api) : api;
     if (app) signInUrl = (await app.createSignInLink()).url;

@@ -11,9 +11,9 @@ import { memoryStorage } from '../adapters/memory/index.ts';
 import { listen } from '../transports/http/listener.ts';
 import { createApiHandler } from '../src/api/handler.ts';
 import { SCOPES } from '../src/auth/scopes.ts';
-import { APP_CSS, APP_JS } from '../src/web/assets.ts';
-import { researcherWithWaitingReview } from '../src/web/review-kit.ts';
-import { addParagraph, createDocument, signIn, startWebServer } from '../src/web/web-kit.ts';
+import { APP_CSS, APP_JS } from '../transports/web/assets.ts';
+import { researcherWithWaitingReview } from '../transports/web/review-kit.ts';
+import { addParagraph, createDocument, signIn, startWebServer } from '../transports/web/web-kit.ts';
 import { table } from './mutations.ts';
 
 const CHROMIUM = process.env.KW_CHROMIUM ?? '/usr/bin/chromium';

@@ -6,7 +6,7 @@
  *   leaves their specifiers as written).
  * - The `kw` command: app/cli.ts and everything it imports bundled by esbuild into the single file
  *   `dist/kw.mjs` with a node hashbang, which runs with plain `node` and no node_modules.
- * - The document page's editor: src/web/editor/client.ts bundled once into `dist/editor/` (editor.js,
+ * - The document page's editor: transports/web/editor/client.ts bundled once into `dist/editor/` (editor.js,
  *   editor.css, content-hashed chunks) with app/editor-bundle.ts's options; `kw` serves it from there.
  *
  * Type errors are `npm run typecheck`'s to report; the build fails on what stops a correct emit
@@ -85,7 +85,7 @@ export async function buildEditor(outdir = resolve(root, 'dist/editor')): Promis
   await rm(outdir, { recursive: true, force: true });
   const result = await build({ ...editorBuildOptions(), absWorkingDir: root, outdir, write: true, metafile: true, logLevel: 'warning' });
   const inputs = Object.keys(result.metafile.inputs).sort();
-  const strays = inputs.filter((path) => !path.startsWith('src/web/editor/') && !/(^|\/)node_modules\//.test(path));
+  const strays = inputs.filter((path) => !path.startsWith('transports/web/editor/') && path !== 'src/blocks/editor-protocol.ts' && !/(^|\/)node_modules\//.test(path));
   if (strays.length) throw new Error(`the editor bundle must hold only its client and browser packages, not ${strays.join(', ')}`);
   const outputs = Object.entries(result.metafile.outputs);
   return { outdir, files: outputs.map(([path]) => path.slice(path.lastIndexOf('/') + 1)).sort(), bytes: outputs.reduce((n, [, o]) => n + o.bytes, 0), inputs };

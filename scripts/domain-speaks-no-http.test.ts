@@ -1,8 +1,7 @@
 /**
- * The domain speaks no HTTP: modules of src/ outside the edge (api/), the contract (contract/), the
- * typed client (client/) and the browser pages (web/) name resources logically (documentRef,
- * reviewRef, jobId, idempotencyKey); links (under /api/v1, and the browser pages' /documents/,
- * /reviews/, /k/) and wire header names (`Service-*`,
+ * The domain speaks no HTTP: modules of src/ outside the edge (api/), the contract (contract/) and the
+ * typed client (client/) name resources logically (documentRef, reviewRef, jobId, idempotencyKey);
+ * links (under /api/v1, and the browser pages' /documents/, /reviews/, /k/) and wire header names (`Service-*`,
  * `Idempotency-Key`, `Retry-After`) are rendered by the edge when it answers. Comments may still
  * mention the wire names they explain; code may not.
  */
@@ -12,7 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 const root = resolve(import.meta.dirname, '..');
-const EDGE = new Set(['src/api', 'src/contract', 'src/client', 'src/web']);
+const EDGE = new Set(['src/api', 'src/contract', 'src/client']);
 /**
  * An /api/v1 path; a header name as HTTP writes it (`Service-Revision`, `X-Service-…`, `Idempotency-Key`,
  * `Retry-After`) or as a lowercase header key (`'service-if-revision'`). `service-rich-document` is a

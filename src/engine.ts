@@ -7,6 +7,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { logErrorToConsole, type EngineDeps, type ErrorReporter } from './deps.ts';
 import { createActivation, type Activation } from './auth/activation.ts';
 import { createCredentialService, type CredentialService } from './auth/credentials.ts';
+import { createSessionService, type SessionService } from './auth/sessions.ts';
 import { createDocumentsService, type DocumentsOptions, type DocumentsServiceImpl } from './documents/service.ts';
 import { sha256Hex, type Sha256Hex } from './hash.ts';
 import { createKnowledgeService, type KnowledgeOperator, type KnowledgeService } from './knowledge/service.ts';
@@ -66,6 +67,10 @@ export interface PublicEngine {
    * '' when not given): an edge mounting the API under a path checks that the links point into it.
    */
   readonly baseUrl: string;
+  /** The engine's clock (`createEngine({ clock })`): an edge stamps what it records and compares expiries with it. */
+  readonly clock: Clock;
+  /** Report failed work that has no caller to answer, by its name (`createEngine({ onError })`). */
+  readonly reportError: ErrorReporter;
   readonly documents: DocumentsService;
   readonly credentials: CredentialService;
   readonly activation: Activation;
@@ -79,6 +84,8 @@ export interface PublicEngine {
   readonly operator: KnowledgeOperator;
   /** The publication of an accepted proposal in its three steps (confirm rights, release, promote). */
   readonly publication: PublicationService;
+  /** The person's sign-in links and sessions (the browser app's), shared by every process on the storage. */
+  readonly sessions: SessionService;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -145,6 +152,8 @@ export function createEngine(options: EngineOptions): Engine {
   return {
     deps,
     baseUrl: deps.links.baseUrl,
+    clock: deps.clock,
+    reportError: deps.reportError,
     documents,
     credentials,
     activation,
@@ -153,6 +162,7 @@ export function createEngine(options: EngineOptions): Engine {
     knowledge,
     operator: knowledge.operator,
     publication,
+    sessions: createSessionService(deps),
     close() {
       closed ??= (async () => {
         await library.close();

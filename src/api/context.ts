@@ -17,7 +17,7 @@ export interface EdgeSettings {
   openApiJson: () => string;
   /** Limits of event streams (the contract's values unless the embedding program sets others). */
   eventStreams: SseLimits;
-  /** The account the operator API's credential creation defaults to (the local person's); default `owner`. */
+  /** The account the operator API's credentials and sign-in links default to (the local person's); default `owner`. */
   localAccount?: string;
 }
 

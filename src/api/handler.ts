@@ -71,7 +71,8 @@ export interface ApiHandlerOptions {
   eventStreams?: SseLimits | undefined;
   /**
    * The local person's account: `POST /operator/v1/credentials` without `account` (and without a
-   * `documentRef`, whose document names its account) creates a credential of it. Default `owner`.
+   * `documentRef`, whose document names its account) creates a credential of it, and
+   * `POST /operator/v1/sign-in-links` without `account` a link that signs into it. Default `owner`.
    */
   localAccount?: string | undefined;
 }
@@ -276,7 +277,10 @@ export function createApiHandler(options: ApiHandlerOptions): Handler {
       throw invalid(`The request body exceeds the limit of ${shown}.`, [{ field: '$', message: `must be at most ${limit} bytes` }]);
     }
     const input = readers.get(binding)!(params, query, headers, path);
-    if (op.input.body) (input as unknown as { body: unknown }).body = parseJsonBody(request);
+    if (op.input.body) {
+      const absent = request.body === null || request.body.byteLength === 0;
+      (input as unknown as { body: unknown }).body = absent && op.input.body.optional === true ? undefined : parseJsonBody(request);
+    }
     else if (op.input.bytes) (input as unknown as { bytes: AsyncIterable<Uint8Array> }).bytes = limitedBytes(request, op.input.bytes.maxBytes);
     return input;
   }

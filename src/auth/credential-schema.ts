@@ -1,6 +1,6 @@
 /**
- * Wire schemas of the operator's credential and activation requests, and the limits of credential
- * fields: pure valibot, shared by the contract and the credentials service.
+ * Wire schemas of the operator's credential, activation and sign-in-link requests, and the limits of
+ * credential fields: pure valibot, shared by the contract and the credentials service.
  * @module
  */
 import * as v from 'valibot';
@@ -32,6 +32,13 @@ export const CredentialRequestSchema = v.strictObject({
   documentRef: v.optional(v.nullable(v.pipe(v.string(), v.regex(Patterns.documentRef, 'must be a documentRef (sdoc_ and 48 lowercase hex)')))),
   requestBudget: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(CredentialLimits.budgetMax, `must be at most ${CredentialLimits.budgetMax}`))),
   expiresInDays: v.optional(v.pipe(v.number(), v.integer('must be an integer'), v.minValue(1, 'must be at least 1'), v.maxValue(CredentialLimits.expiresInDaysMax, `must be at most ${CredentialLimits.expiresInDaysMax}`))),
+});
+
+/** Body of POST /operator/v1/sign-in-links (may be left out): the account the link signs into, default the local person's. */
+export const SignInLinkRequestSchema = v.strictObject({
+  account: v.optional(
+    v.pipe(v.string(), v.regex(ACCOUNT_ID_PATTERN, 'must be 1-64 letters, digits, dots, underscores or hyphens, starting with a letter or digit')),
+  ),
 });
 
 /** Body of POST /operator/v1/activation. */

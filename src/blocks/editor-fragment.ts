@@ -20,7 +20,7 @@
  */
 import * as Y from 'yjs';
 
-export { EDITOR_FRAGMENT } from '../web/editor/protocol.ts';
+export { EDITOR_FRAGMENT } from './editor-protocol.ts';
 
 /** A JSON object. */
 export type Json = Record<string, unknown>;

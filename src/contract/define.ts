@@ -51,6 +51,8 @@ export interface BodyDef<S extends v.GenericSchema = v.GenericSchema> {
   schema: S;
   component: string;
   description?: string;
+  /** The body may be left out: an empty request body reaches the binding as `undefined`. */
+  optional?: boolean;
 }
 
 /** Response headers an operation may set (besides X-Request-Id and the budget headers). */

@@ -18,6 +18,8 @@ export const LINKED_PATHS = {
   reviewPage: '/reviews/{reviewRef}',
   publicPage: '/k/{kind}/{artifactId}/{revision}',
   report: '/api/v1/research-jobs/{jobId}/report',
+  /** The browser app's page that spends a sign-in link (the secret is its last segment). */
+  signIn: '/sign-in/{secret}',
 } as const;
 
 /** A linked path as an operation-shaped template for {@link operationPath}. */
@@ -56,6 +58,8 @@ export interface Links {
   publicPage(ref: ArtifactLocator): string;
   /** A research job's report in one format (`jsonHref`, `markdownHref`). */
   report(jobId: string, format: 'rich-json' | 'markdown'): string;
+  /** The browser app's page that signs in once with a sign-in link's secret. */
+  signIn(secret: string): string;
 }
 
 /** The {@link Links} of a server reached at `baseUrl` (a trailing slash is dropped). */
@@ -67,5 +71,6 @@ export function linksAt(baseUrl: string): Links {
     reviewPage: (reviewRef) => `${base}${operationPath(linked('reviewPage'), { reviewRef })}`,
     publicPage: (ref) => `${base}${locatorPath(ref)}`,
     report: (jobId, format) => `${base}${operationPath(linked('report'), { jobId })}?format=${format}`,
+    signIn: (secret) => `${base}${operationPath(linked('signIn'), { secret })}`,
   };
 }

@@ -244,7 +244,7 @@ function operationObject(table: SchemaTable, op: AnyOperation): Json {
   for (const [status, def] of Object.entries(op.responses as ResponsesDef)) responses[status] = response(table, op, Number(status), def);
   for (const [status, def] of Object.entries(sharedErrors(op))) responses[status] ??= def;
   const out: Json = { operationId: op.operationId, tags: [op.tag], summary: op.summary, description: op.description, security: security(op), parameters };
-  if (input.body) out.requestBody = { required: true, content: { 'application/json': { schema: ref(input.body.component) } } };
+  if (input.body) out.requestBody = { required: input.body.optional !== true, content: { 'application/json': { schema: ref(input.body.component) } } };
   if (input.bytes) {
     out.requestBody = {
       required: true,

@@ -37,6 +37,7 @@ export const contract = {
   libraryCommand: library.libraryCommand,
   putLibraryUpload: library.putLibraryUpload,
   createCredential: operator.createCredential,
+  createSignInLink: operator.createSignInLink,
   getActivation: operator.getActivation,
   setActivation: operator.setActivation,
   getOpenApi: meta.getOpenApi,

@@ -1,12 +1,21 @@
 /**
- * The contract of the operator API under /operator/v1: create credentials and switch activation.
+ * The contract of the operator API under /operator/v1: create credentials and sign-in links, switch
+ * activation.
  * Authenticated with `Authorization: Bearer <operatorKey>`, never charged, not in /openapi.json.
  * @module
  */
-import { ActivationRequestSchema, CredentialRequestSchema } from '../auth/credential-schema.ts';
+import * as v from 'valibot';
+import { ActivationRequestSchema, CredentialRequestSchema, SignInLinkRequestSchema } from '../auth/credential-schema.ts';
+import { TimestampSchema } from '../values.ts';
 import { operation } from './define.ts';
 import { OptionalIdempotencyKeyHeader } from './params.ts';
-import { OpaqueEnvelopeSchema } from './response-schemas.ts';
+import { envelope, OpaqueEnvelopeSchema } from './response-schemas.ts';
+
+/** A new sign-in link: the browser app's URL that signs in once, and until when. */
+export const SignInLinkSchema = v.object({
+  url: v.pipe(v.string(), v.description('Open once within 15 minutes to sign in to the browser app: `<origin>/sign-in/<secret>`.')),
+  expiresAt: TimestampSchema,
+});
 
 /** POST /operator/v1/credentials: 201 with the token, shown this once. */
 export const createCredential = operation({
@@ -25,6 +34,24 @@ export const createCredential = operation({
     400: { description: 'INVALID_REQUEST: bad body.' },
     409: { description: 'IDEMPOTENCY_CONFLICT: the key is bound to another request.' },
     404: { description: 'NOT_FOUND: the documentRef names no document of the account.' },
+  },
+});
+
+/** POST /operator/v1/sign-in-links: 201 with a one-time link into the browser app. */
+export const createSignInLink = operation({
+  operationId: 'createSignInLink',
+  method: 'POST',
+  path: '/operator/v1/sign-in-links',
+  audience: 'operator',
+  tag: 'operator',
+  summary: 'Create a sign-in link (operator)',
+  description: "A one-time link (15 minutes) that signs a person into the browser app as `account` (default: the local person's account). The body may be left out.",
+  auth: 'operator',
+  charge: 'never',
+  input: { body: { schema: SignInLinkRequestSchema, component: 'SignInLinkRequest', optional: true } },
+  responses: {
+    201: { description: 'The link and its expiry.', json: envelope(SignInLinkSchema, 'A new sign-in link.'), headers: ['Cache-Control'] },
+    400: { description: 'INVALID_REQUEST: bad body (not an account id, an unknown field).' },
   },
 });
 

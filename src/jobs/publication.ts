@@ -12,7 +12,7 @@
 import { accountActor, type EngineDeps } from '../deps.ts';
 import type { DocumentsService } from '../documents/types.ts';
 import { conflict } from '../errors.ts';
-import type { ProposalRecord, ReleaseRecord } from '../knowledge/records.ts';
+import type { ProposalRecord, ReleaseRecord, SpaceRecord } from '../knowledge/records.ts';
 import { KnowledgeCollections, releaseKey } from '../knowledge/records.ts';
 import type { ArtifactRef } from '../knowledge/releases.ts';
 import type { KnowledgeOperator } from '../knowledge/service.ts';
@@ -92,15 +92,41 @@ export interface PublicationService {
   step(proposal: ProposalRecord, step: PublicationStep, person: string): Promise<void>;
   /** What the Release step released for a review, or null before it. */
   released(reviewRef: string): Promise<ArtifactRef[] | null>;
+  /** Where the publication of an accepted proposal stands (what its review page shows). */
+  state(proposal: ProposalRecord): Promise<PublicationState>;
+}
+
+/** Where the publication of an accepted proposal stands. */
+export interface PublicationState {
+  /** The space owner enabled publication (the "Confirm rights" step). */
+  rightsConfirmed: boolean;
+  /** The releases the "Release" step made, as they are now. */
+  releases: ReleaseRecord[];
+  /** Every one of them is promoted (the "Promote" step). */
+  promoted: boolean;
 }
 
 /** Create the {@link PublicationService} over the engine's dependencies and services. */
 export function createPublicationService(deps: EngineDeps, services: { documents: DocumentsService; operator: KnowledgeOperator }): PublicationService {
   const ctx: PublicationContext = { deps, ...services };
+  const released = async (reviewRef: string): Promise<ArtifactRef[] | null> =>
+    (await deps.storage.getRecord<PublicationRecord>(PUBLICATION_COLLECTION, reviewRef))?.value.releases ?? null;
   return {
     step: (proposal, step, person) => publicationStep(ctx, proposal, step, person),
-    async released(reviewRef) {
-      return (await deps.storage.getRecord<PublicationRecord>(PUBLICATION_COLLECTION, reviewRef))?.value.releases ?? null;
+    released,
+    async state(p) {
+      const { storage } = deps;
+      const space = await storage.getRecord<SpaceRecord>(KnowledgeCollections.spaces, p.spaceRef);
+      const releases: ReleaseRecord[] = [];
+      for (const ref of (await released(p.reviewRef)) ?? []) {
+        const r = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
+        if (r) releases.push(r.value);
+      }
+      return {
+        rightsConfirmed: space?.value.publication?.enabled === true,
+        releases,
+        promoted: releases.length > 0 && releases.every((r) => r.state === 'promoted'),
+      };
     },
   };
 }

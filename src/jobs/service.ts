@@ -6,7 +6,8 @@
  */
 import * as v from 'valibot';
 import { isoTimestamp } from '../clock.ts';
-import type { Actor, EngineDeps } from '../deps.ts';
+import { accountActor, type Actor, type EngineDeps } from '../deps.ts';
+import { recordTopic } from '../ports.ts';
 import { ServiceError, invalid } from '../errors.ts';
 import { decodeCursor, encodeCursor, invalidCursor, pageLimit } from '../cursor.ts';
 import { IdempotencyStore, createdReceipt, newReceiptRef, replayedReceipt, requireIdempotencyKey, writeScope, type IdempotencyRecord } from '../idempotency/idempotency.ts';
@@ -163,6 +164,25 @@ export function createJobsService(deps: EngineDeps, options: JobsServiceOptions)
       const logical = logicalJob(stored.job);
       const job = isTerminal(logical.state) ? await withPublishedArtifacts(deps, logical) : logical;
       return { job, revision: store.revisionOf(stored) };
+    },
+
+    async listOfAccount(accountId, credentialRefs, limit = 20) {
+      const owners = [...credentialRefs, ownerOf(accountActor(accountId))];
+      const pages = await Promise.all(owners.map((o) => deps.storage.listPage<StoredJob>(JOBS_COLLECTION, listPartition(accountId, o), limit)));
+      return pages
+        .flatMap((p) => p.records.map((r) => r.value))
+        .sort((a, b) => b.updatedMs - a.updatedMs)
+        .slice(0, limit)
+        .map((stored) => logicalJob(stored.job));
+    },
+
+    async readOfAccount(accountId, jobId) {
+      const stored = await store.get(jobId);
+      return stored !== null && stored.value.accountId === accountId ? logicalJob(stored.value.job) : null;
+    },
+
+    watch(jobId, onChange) {
+      return deps.storage.subscribe(recordTopic(JOBS_COLLECTION, jobId), onChange);
     },
 
     async events(actor, jobId, input = {}) {

@@ -53,6 +53,20 @@ export interface JobsService {
   list(actor: Actor, input?: { limit?: number | undefined; cursor?: string | undefined }): Promise<ResearchJobPage>;
   /** One job; NOT_FOUND unless the actor's credential created it. */
   read(actor: Actor, jobId: string): Promise<JobRead>;
+  /**
+   * The jobs of an account as its person sees them (a trusted caller: the browser app's console):
+   * those its credentials `credentialRefs` started and the in-process ones, newest `updatedAt` first,
+   * at most `limit` (default 20).
+   */
+  listOfAccount(accountId: string, credentialRefs: readonly string[], limit?: number): Promise<ResearchJob[]>;
+  /** A job of the account, whichever of its credentials started it (a trusted caller), or null. */
+  readOfAccount(accountId: string, jobId: string): Promise<ResearchJob | null>;
+  /**
+   * Follow a job: `onChange` is called after each committed change of it, in this process and in
+   * others sharing the storage, without payload (read the job to see what changed).
+   * @returns a function that stops following. It checks nothing about who asks.
+   */
+  watch(jobId: string, onChange: () => void): () => void;
   /** A page of events after `after` (decimal eventId, default "0"), at most `limit` (1-256, default 256). */
   events(actor: Actor, jobId: string, input?: { after?: string | undefined; limit?: number | undefined }): Promise<ResearchJobEventPage>;
   /**

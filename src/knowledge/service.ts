@@ -47,6 +47,8 @@ export interface KnowledgeOperator {
   promote(ref: ArtifactRef, input: { decision: 'approve' | 'decline'; person: string }): Promise<ReleaseRecord>;
   /** A proposal by its review (operator view, no boundary). */
   proposalOfReview(reviewRef: string): Promise<ProposalRecord>;
+  /** Every proposal of an account, in no particular order (operator view: the person's console lists those awaiting a decision). */
+  proposalsOfAccount(accountId: string): Promise<ProposalRecord[]>;
 }
 
 /** The knowledge service. */
@@ -119,6 +121,9 @@ export function createKnowledgeService(deps: EngineDeps, options: { idempotency?
       const p = await proposalOfReview(reviewRef);
       if (!p) throw notFound('The review');
       return p;
+    },
+    async proposalsOfAccount(accountId) {
+      return (await storage.listRecords<ProposalRecord>(KnowledgeCollections.proposals)).map((r) => r.value).filter((p) => p.accountId === accountId);
     },
   };
 

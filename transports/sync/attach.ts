@@ -13,7 +13,7 @@ import { ServiceError, isServiceError, type ApiError } from '../../src/errors.ts
 import { statusOf } from '../../src/api/status.ts';
 import { metaJson } from '../../src/api/envelope.ts';
 import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
-import { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
+import { STALE_DOCUMENT_CLOSE } from '../../src/blocks/editor-protocol.ts';
 import { Room, RoomTooLargeError, StaleDocumentError, type Peer } from './room.ts';
 import { bearerToken, namesBearerScheme } from '../../src/contract/bearer.ts';
 import { canRelay, SyncRelay, defaultRelayTiming, type RelayTiming } from './relay.ts';

@@ -33,7 +33,7 @@ export interface Peer {
   guard: PeerGuard;
 }
 
-export { STALE_DOCUMENT_CLOSE } from '../../src/web/editor/protocol.ts';
+export { STALE_DOCUMENT_CLOSE } from '../../src/blocks/editor-protocol.ts';
 
 /**
  * A peer's sync step 1 names a Y.Doc that never synced with this room although it holds content:

@@ -1,11 +1,11 @@
 /**
  * The operator API under /operator/v1 (docs/http-api.md): create
- * credentials and switch activation. Authenticated with `Authorization: Bearer <operatorKey>`, never
+ * credentials and sign-in links, switch activation. Authenticated with `Authorization: Bearer <operatorKey>`, never
  * charged, and not part of the public OpenAPI document.
  * @module
  */
 import { ACTIVATION_SURFACES, type ActivationState } from '../../auth/activation.ts';
-import { ActivationRequestSchema, CredentialRequestSchema } from '../../auth/credential-schema.ts';
+import { ActivationRequestSchema, CredentialRequestSchema, SignInLinkRequestSchema } from '../../auth/credential-schema.ts';
 import { isoTimestamp } from '../../clock.ts';
 import { displayPrefix } from '../../auth/tokens.ts';
 import { parseOrThrow } from '../../validation.ts';
@@ -42,6 +42,14 @@ const createCredential = bind(contract.createCredential, async (ctx, input) => {
   return ok(ctx, 201, JSON.stringify(data), receipt ? { receipt, headers: { 'cache-control': 'no-store' } } : { headers: { 'cache-control': 'no-store' } });
 });
 
+/** POST /operator/v1/sign-in-links: 201 with a one-time link into the browser app (no body: the local person's account). */
+const createSignInLink = bind(contract.createSignInLink, async (ctx, input) => {
+  const body = input.body === undefined ? {} : parseOrThrow(SignInLinkRequestSchema, input.body, 'sign-in link request');
+  const link = await ctx.engine.sessions.createLink(body.account ?? ctx.settings.localAccount ?? 'owner');
+  const data = { url: ctx.engine.deps.links.signIn(link.secret), expiresAt: isoTimestamp(link.expiresAt) };
+  return ok(ctx, 201, JSON.stringify(data), { headers: { 'cache-control': 'no-store' } });
+});
+
 /** POST /operator/v1/activation: change switches; 200 with the whole (effective) state. */
 const setActivation = bind(contract.setActivation, async (ctx, input) => {
   const body = parseOrThrow(ActivationRequestSchema, input.body, 'activation request');
@@ -60,4 +68,4 @@ const readActivation = bind(contract.getActivation, async (ctx) => {
 });
 
 /** The bindings of the operator operations (not published in /openapi.json). */
-export const operatorBindings = [createCredential, readActivation, setActivation];
+export const operatorBindings = [createCredential, createSignInLink, readActivation, setActivation];

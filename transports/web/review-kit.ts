@@ -6,13 +6,13 @@
  * notification on the proposal.
  * @module
  */
-import { SCOPES } from '../auth/scopes.ts';
-import type { Actor } from '../deps.ts';
-import type { Engine } from '../engine.ts';
-import type { ResearchRunContext, ResearchRunner } from '../jobs/runner.ts';
-import { KnowledgeCollections, type ProposalRecord } from '../knowledge/records.ts';
-import { recordTopic } from '../ports.ts';
-import { specBody } from '../jobs/jobs-kit.ts';
+import { SCOPES } from '../../src/auth/scopes.ts';
+import type { Actor } from '../../src/deps.ts';
+import type { Engine } from '../../src/engine.ts';
+import type { ResearchRunContext, ResearchRunner } from '../../src/jobs/runner.ts';
+import { KnowledgeCollections, type ProposalRecord } from '../../src/knowledge/records.ts';
+import { recordTopic } from '../../src/ports.ts';
+import { specBody } from '../../src/jobs/jobs-kit.ts';
 
 /** What the kit's job proposes. */
 export const KIT_PROPOSAL = {

@@ -12,7 +12,7 @@ import { BlockNoteEditor } from '@blocknote/core';
 import { withCollaboration } from '@blocknote/core/yjs';
 import * as Y from 'yjs';
 import { WebsocketProvider } from 'y-websocket';
-import { EDITOR_FRAGMENT, STALE_DOCUMENT_CLOSE } from './protocol.ts';
+import { EDITOR_FRAGMENT, STALE_DOCUMENT_CLOSE } from '../../../src/blocks/editor-protocol.ts';
 
 /** What the page exposes once the editor runs (for the page's own status line and for tests). */
 export interface PageEditor {

@@ -3,19 +3,18 @@
  * in-process actor of that account: the person sees every document, job, review and token of it).
  * @module
  */
-import type { Credential } from '../auth/credentials.ts';
-import { displayPrefix } from '../auth/tokens.ts';
-import { SCOPES } from '../auth/scopes.ts';
-import { isoTimestamp } from '../clock.ts';
-import { accountActor } from '../deps.ts';
-import type { Engine } from '../engine.ts';
-import { isServiceError, notFound } from '../errors.ts';
-import { Patterns } from '../ids.ts';
-import { JOBS_COLLECTION, listPartition, type StoredJob } from '../jobs/store.ts';
-import { isTerminal } from '../jobs/states.ts';
-import type { ResearchJob } from '../jobs/schemas.ts';
-import { KnowledgeCollections, releaseKey, type ProposalRecord, type ReleaseRecord, type SpaceRecord } from '../knowledge/records.ts';
-import { locatorPath } from '../contract/links.ts';
+import type { Credential } from '../../src/auth/credentials.ts';
+import { displayPrefix } from '../../src/auth/tokens.ts';
+import { SCOPES } from '../../src/auth/scopes.ts';
+import { isoTimestamp } from '../../src/clock.ts';
+import { accountActor } from '../../src/deps.ts';
+import type { PublicEngine } from '../../src/engine.ts';
+import { isServiceError, notFound } from '../../src/errors.ts';
+import { Patterns } from '../../src/ids.ts';
+import { isTerminal } from '../../src/jobs/states.ts';
+import type { ResearchJob } from '../../src/jobs/schemas.ts';
+import type { ProposalRecord } from '../../src/knowledge/records.ts';
+import { locatorPath } from '../../src/contract/links.ts';
 import { render } from './html.ts';
 import type { RequestInspector } from './inspector.ts';
 import { citationsOf, richJsonHtml } from './rich-html.ts';
@@ -35,14 +34,8 @@ export interface TokenForm {
 export const EMPTY_TOKEN_FORM: TokenForm = { label: '', document: '', requestBudget: '10000', expiresInDays: '90', scopes: ['document:read'] };
 
 /** The account's jobs, newest first (every credential's and the in-process ones). */
-export async function accountJobs(engine: Engine, accountId: string, credentials: readonly Credential[], limit = 20): Promise<ResearchJob[]> {
-  const owners = [...credentials.map((c) => c.credentialRef), `in-process:${accountId}`];
-  const pages = await Promise.all(owners.map((o) => engine.deps.storage.listPage<StoredJob>(JOBS_COLLECTION, listPartition(accountId, o), limit)));
-  return pages
-    .flatMap((p) => p.records.map((r) => r.value))
-    .sort((a, b) => b.updatedMs - a.updatedMs)
-    .slice(0, limit)
-    .map((s) => s.job);
+export function accountJobs(engine: PublicEngine, accountId: string, credentials: readonly Credential[], limit = 20): Promise<ResearchJob[]> {
+  return engine.jobs.listOfAccount(accountId, credentials.map((c) => c.credentialRef), limit);
 }
 
 /**
@@ -76,18 +69,17 @@ export function reviewTitle(p: ProposalRecord, question: string | null | undefin
 }
 
 /** The body of the console (`/`). */
-export async function homeBody(engine: Engine, accountId: string, inspector: RequestInspector): Promise<{ body: string; liveJobs: string[] }> {
+export async function homeBody(engine: PublicEngine, accountId: string, inspector: RequestInspector): Promise<{ body: string; liveJobs: string[] }> {
   const actor = accountActor(accountId);
   const credentials = await engine.credentials.listOfAccount(accountId);
   const [docs, jobs, proposals, library] = await Promise.all([
     engine.documents.list(actor, { limit: 20 }),
     accountJobs(engine, accountId, credentials),
-    engine.deps.storage.listRecords<ProposalRecord>(KnowledgeCollections.proposals),
+    engine.operator.proposalsOfAccount(accountId),
     engine.library.execute(actor, { type: 'list', limit: 20 }).catch(() => null),
   ]);
   const questionOfReview = new Map(jobs.filter((j) => j.artifacts.review).map((j) => [j.artifacts.review!.reviewRef, j.spec.question]));
   const reviews = proposals
-    .map((r) => r.value)
     .filter((p) => p.accountId === accountId && (p.state === 'proposed' || p.state === 'in-review'))
     .sort((a, b) => b.createdAt - a.createdAt)
     .map((p) => ({ reviewRef: p.reviewRef, title: reviewTitle(p, questionOfReview.get(p.reviewRef)), state: p.state, summary: `${p.request.entities.length} entities, ${p.request.facts.length} facts` }));
@@ -106,8 +98,8 @@ export async function homeBody(engine: Engine, accountId: string, inspector: Req
 }
 
 /** The body of `/settings/api`. */
-export async function settingsBody(engine: Engine, accountId: string, csrf: string, extra: { newToken?: string; errors?: string[]; form?: TokenForm } = {}): Promise<string> {
-  const now = engine.deps.clock.now();
+export async function settingsBody(engine: PublicEngine, accountId: string, csrf: string, extra: { newToken?: string; errors?: string[]; form?: TokenForm } = {}): Promise<string> {
+  const now = engine.clock.now();
   const credentials = await engine.credentials.listOfAccount(accountId);
   const form = extra.form ?? EMPTY_TOKEN_FORM;
   return render('@settings', {
@@ -150,7 +142,7 @@ export interface DocumentVersionView {
 }
 
 /** A document of the account, rendered from its rich-json; NOT_FOUND outside the account. */
-export async function documentView(engine: Engine, accountId: string, documentRef: string): Promise<DocumentVersionView> {
+export async function documentView(engine: PublicEngine, accountId: string, documentRef: string): Promise<DocumentVersionView> {
   if (!Patterns.documentRef.test(documentRef)) throw notFound('Document');
   const actor = accountActor(accountId);
   const rich = await engine.documents.read(actor, documentRef, 'rich-json');
@@ -182,44 +174,20 @@ export function documentBody(documentRef: string, view: DocumentVersionView, edi
 }
 
 /** The proposal of a review, if it belongs to the account; NOT_FOUND otherwise. */
-export async function proposalOf(engine: Engine, accountId: string, reviewRef: string): Promise<ProposalRecord> {
+export async function proposalOf(engine: PublicEngine, accountId: string, reviewRef: string): Promise<ProposalRecord> {
   if (!Patterns.reviewRef.test(reviewRef)) throw notFound('The review');
   const p = await engine.operator.proposalOfReview(reviewRef);
   if (p.accountId !== accountId) throw notFound('The review');
   return p;
 }
 
-/** Where the publication of a review stands. */
-export interface PublicationState {
-  rightsConfirmed: boolean;
-  releases: ReleaseRecord[];
-  promoted: boolean;
-}
-
-/** Read the publication state of an accepted proposal. */
-export async function publicationState(engine: Engine, p: ProposalRecord): Promise<PublicationState> {
-  const { storage } = engine.deps;
-  const space = await storage.getRecord<SpaceRecord>(KnowledgeCollections.spaces, p.spaceRef);
-  const released = await engine.publication.released(p.reviewRef);
-  const releases: ReleaseRecord[] = [];
-  for (const ref of released ?? []) {
-    const r = await storage.getRecord<ReleaseRecord>(KnowledgeCollections.releases, releaseKey(ref.kind, ref.artifactId, ref.revision));
-    if (r) releases.push(r.value);
-  }
-  return {
-    rightsConfirmed: space?.value.publication?.enabled === true,
-    releases,
-    promoted: releases.length > 0 && releases.every((r) => r.state === 'promoted'),
-  };
-}
-
 /** The job that submitted a proposal, read as the trusted side. */
-export async function jobOf(engine: Engine, p: ProposalRecord): Promise<ResearchJob | null> {
-  return (await engine.deps.storage.getRecord<StoredJob>(JOBS_COLLECTION, p.jobId))?.value.job ?? null;
+export function jobOf(engine: PublicEngine, p: ProposalRecord): Promise<ResearchJob | null> {
+  return engine.jobs.readOfAccount(p.accountId, p.jobId);
 }
 
 /** The body of `/reviews/{ref}`. */
-export async function reviewBody(engine: Engine, accountId: string, p: ProposalRecord, csrf: string): Promise<string> {
+export async function reviewBody(engine: PublicEngine, accountId: string, p: ProposalRecord, csrf: string): Promise<string> {
   const job = await jobOf(engine, p);
   const req = p.request;
   const entityName = new Map(req.entities.map((e) => [e.key, e.name]));
@@ -231,7 +199,7 @@ export async function reviewBody(engine: Engine, accountId: string, p: ProposalR
       report = { title: read.document.title, html: richJsonHtml(read.document.documentJson), citations: citationsOf(read.document.documentJson) };
     }
   }
-  const publication = p.state === 'accepted' ? await publicationState(engine, p) : null;
+  const publication = p.state === 'accepted' ? await engine.publication.state(p) : null;
   const objectText = (o: Record<string, unknown>): string => {
     if (o.kind === 'entity') return String(entityName.get(String(o.entityKey)) ?? o.entityKey);
     if (o.kind === 'text') return String(o.text);
@@ -266,7 +234,7 @@ export async function reviewBody(engine: Engine, accountId: string, p: ProposalR
 }
 
 /** The body of `/requests`. */
-export async function requestsBody(engine: Engine, accountId: string, inspector: RequestInspector, filter: { token?: string | undefined; status?: string | undefined }): Promise<string> {
+export async function requestsBody(engine: PublicEngine, accountId: string, inspector: RequestInspector, filter: { token?: string | undefined; status?: string | undefined }): Promise<string> {
   const credentials = await engine.credentials.listOfAccount(accountId);
   const byRef = new Map(credentials.map((c) => [c.credentialRef, c]));
   const token = filter.token && byRef.has(filter.token) ? filter.token : undefined;

@@ -12,8 +12,8 @@
  * answered by another process sharing the storage shows in that process's inspector.
  * @module
  */
-import { credentialRefOfToken } from '../auth/tokens.ts';
-import { bearerToken } from '../contract/bearer.ts';
+import { credentialRefOfToken } from '../../src/auth/tokens.ts';
+import { bearerToken } from '../../src/contract/bearer.ts';
 
 /** One request as the inspector shows it. */
 export interface InspectedRequest {

@@ -1,14 +1,14 @@
 /**
  * Test kit of the browser app: a server (engine with the review kit's runner, browser app mounted in
  * front of the API handler) on a loopback port, and the person's and agents' moves over HTTP.
- * @remarks The listener, the storage and the API handler's factory are passed in (src/web depends on
+ * @remarks The listener, the storage and the API handler's factory are passed in (transports/web depends on
  * neither transports/, adapters/ nor the API layer).
  * @module
  */
-import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
-import { systemClock, type Clock } from '../clock.ts';
-import { createEngine, type Engine } from '../engine.ts';
-import type { Storage } from '../ports.ts';
+import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
+import { systemClock, type Clock } from '../../src/clock.ts';
+import { createEngine, type Engine } from '../../src/engine.ts';
+import type { Storage } from '../../src/ports.ts';
 import { createBrowserApp, type BrowserApp } from './app.ts';
 import { reviewRunner } from './review-kit.ts';
 
@@ -27,7 +27,7 @@ export interface Running {
 }
 
 /** How the kit builds the API handler: `createApiHandler` fits. */
-export type ApiFactory = (options: { engine: Engine; operatorKey: string; onResponse: BrowserApp['recordRequest'] }) => Handler;
+export type ApiFactory = (options: { engine: Engine; operatorKey: string; localAccount: string; onResponse: BrowserApp['recordRequest'] }) => Handler;
 
 /** What the kit server is made of. */
 export interface KitParts {
@@ -42,8 +42,8 @@ export async function startWebServer({ listen, storage, createApiHandler }: KitP
   const listening = await listen((r: PlainRequest) => active(r), { host: '127.0.0.1', port: 0 });
   let engine: Engine | null = null;
   engine = createEngine({ storage, baseUrl: listening.url, clock: options.clock ?? systemClock, runner: reviewRunner(() => engine!) });
-  const app = createBrowserApp(engine, { operatorKey: OPERATOR_KEY, localAccount: 'demo', keepAliveMs: options.keepAliveMs });
-  active = app.mount(createApiHandler({ engine, operatorKey: OPERATOR_KEY, onResponse: (e) => app.recordRequest(e) }));
+  const app = createBrowserApp(engine, { localAccount: 'demo', keepAliveMs: options.keepAliveMs });
+  active = app.mount(createApiHandler({ engine, operatorKey: OPERATOR_KEY, localAccount: 'demo', onResponse: (e) => app.recordRequest(e) }));
   const ready = engine;
   return {
     url: listening.url,

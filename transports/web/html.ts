@@ -7,7 +7,7 @@
  * @module
  */
 import { Eta } from 'eta/core';
-import type { PlainResponse } from '../api/types.ts';
+import type { PlainResponse } from '../../src/api/types.ts';
 import { ASSET_VERSION } from './assets.ts';
 
 

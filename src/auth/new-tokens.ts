@@ -5,7 +5,7 @@
  * holds a token it could read (decisions.md: only a hash of a token is stored); one use; 5 minutes.
  * @module
  */
-import { randomSecret } from '../auth/tokens.ts';
+import { randomSecret } from './tokens.ts';
 import type { EngineDeps } from '../deps.ts';
 import { decodeBase64, encodeBase64 } from '../library/base64.ts';
 

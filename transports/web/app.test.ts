@@ -6,14 +6,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { listen } from '../../transports/http/listener.ts';
-import { createApiHandler } from '../api/handler.ts';
-import { SCOPES } from '../auth/scopes.ts';
-import { manualClock, type Clock } from '../clock.ts';
-import { createEngine } from '../engine.ts';
+import { createApiHandler } from '../../src/api/handler.ts';
+import { SCOPES } from '../../src/auth/scopes.ts';
+import { manualClock, type Clock } from '../../src/clock.ts';
+import { createEngine } from '../../src/engine.ts';
 import { createBrowserApp } from './app.ts';
 import { RequestInspector } from './inspector.ts';
 import { researcherWithWaitingReview } from './review-kit.ts';
-import { addParagraph, createDocument, OPERATOR_KEY, post, signIn, signInLink, startWebServer, streamText, type Running } from './web-kit.ts';
+import { addParagraph, createDocument, post, signIn, signInLink, startWebServer, streamText, type Running } from './web-kit.ts';
 
 const start = (options: { clock?: Clock; keepAliveMs?: number } = {}): Promise<Running> => startWebServer({ listen, storage: memoryStorage(), createApiHandler }, options);
 
@@ -107,13 +107,22 @@ test('a session cookie together with a bearer token on the API is 401 AUTH_AMBIG
     await s.close();
   }
   const engine = createEngine({ storage: memoryStorage(), baseUrl: 'https://kw.example' });
-  const app = createBrowserApp(engine, { operatorKey: OPERATOR_KEY });
+  const app = createBrowserApp(engine);
   const handler = app.mount(createApiHandler({ engine }));
   const link = await app.createSignInLink();
   assert.ok(link.url.startsWith('https://kw.example/sign-in/'));
   const res = await handler({ method: 'GET', url: new URL(link.url).pathname, headers: {}, body: null });
   assert.match(res.headers['set-cookie'] ?? '', /; Secure/);
   await engine.close();
+});
+
+test("the browser app refuses the operatorKey it once took (the API handler authorises sign-in links now), rather than ignoring it", async () => {
+  const engine = createEngine({ storage: memoryStorage() });
+  try {
+    assert.throws(() => createBrowserApp(engine, { operatorKey: 'k'.repeat(32) } as never), /operatorKey is no longer an option of the browser app[^]*createApiHandler\(\{ engine, operatorKey \}\)/);
+  } finally {
+    await engine.close();
+  }
 });
 
 test('/favicon.ico is an icon (200 image/x-icon, a valid ICO header), not a 404', async () => {

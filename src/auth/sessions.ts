@@ -1,16 +1,23 @@
 /**
- * The person's sign-in links and sessions, stored through the storage port so that every process
- * sharing one storage honours them (a link used on one process is spent on all of them; a session
- * ended on one is ended everywhere).
+ * The person's sign-in links and sessions (`engine.sessions`): the browser app signs a person in by a
+ * one-time link, keeps the session of its cookie, and shows a new agent token once after the form
+ * that made it. Stored through the storage port so that every process sharing one storage honours
+ * them (a link used on one process is spent on all of them; a session ended on one is ended
+ * everywhere).
  * @remarks Only SHA-256 hashes of the secrets are stored, as record keys. A link is spent and its
  * session created in one atomic batch, guarded by the link record's revision: of two requests racing
- * with one link, exactly one gets a session.
+ * with one link, exactly one gets a session. The collections keep the names they had when the browser
+ * app held them (`web-sign-in-links`, `web-sessions`, `web-new-tokens`), so existing data folders
+ * keep working.
  * @module
  */
-import { randomSecret } from '../auth/tokens.ts';
+import { randomSecret } from './tokens.ts';
 import type { EngineDeps } from '../deps.ts';
+import { invalid } from '../errors.ts';
 import { isStorageConflict, recordTopic } from '../ports.ts';
-import { watchGrant, type GrantEnded } from '../auth/grant-watch.ts';
+import { ACCOUNT_ID_PATTERN } from './credential-schema.ts';
+import { watchGrant, type GrantEnded } from './grant-watch.ts';
+import { keepNewToken, takeNewToken } from './new-tokens.ts';
 
 /** Storage collection of unused sign-in links, keyed by the SHA-256 of the link's secret. */
 export const SIGN_IN_LINK_COLLECTION = 'web-sign-in-links';
@@ -48,9 +55,13 @@ export interface SignInLink {
   expiresAt: number;
 }
 
-/** Sign-in links and sessions over the engine's storage. */
-export interface SessionStore {
-  /** A one-time link that signs into `accountId` within 15 minutes. */
+/** Sign-in links and sessions over the engine's storage: `engine.sessions`. */
+export interface SessionService {
+  /**
+   * A one-time link that signs into `accountId` within 15 minutes: its secret, the last path segment
+   * of the browser app's `/sign-in/<secret>`.
+   * @throws INVALID_REQUEST (fieldErrors `account`) when `accountId` is not an account id.
+   */
   createLink(accountId: string): Promise<SignInLink>;
   /** Spend a link: a new session and its cookie value, or null for an unknown, used or expired link. */
   redeem(secret: string): Promise<{ cookie: string; session: Session } | null>;
@@ -63,10 +74,18 @@ export interface SessionStore {
    * or expires. Returns stop watching.
    */
   watch(cookie: string, session: Session, ended: GrantEnded): () => void;
+  /**
+   * Keep a new agent token for the session of `cookie` between the form post that made it and the
+   * page that shows it (sealed with a key derived from the cookie, one use, 5 minutes): the id the
+   * redirect names.
+   */
+  keepNewToken(cookie: string, token: string): Promise<string>;
+  /** The token kept under `id` for the session of `cookie`, once; undefined when unknown, used, expired or another session's. */
+  takeNewToken(cookie: string, id: string | null): Promise<string | undefined>;
 }
 
-/** Build the {@link SessionStore}. */
-export function createSessionStore(deps: EngineDeps): SessionStore {
+/** Build the {@link SessionService}. */
+export function createSessionService(deps: EngineDeps): SessionService {
   const { storage, clock, sha256 } = deps;
 
   /** Drop expired links and sessions (when a link is made: rare, and the collections stay small). */
@@ -85,6 +104,9 @@ export function createSessionStore(deps: EngineDeps): SessionStore {
 
   return {
     async createLink(accountId) {
+      if (typeof accountId !== 'string' || !ACCOUNT_ID_PATTERN.test(accountId)) {
+        throw invalid('account must be an account id.', [{ field: 'account', message: 'must be 1-64 letters, digits, dots, underscores or hyphens, starting with a letter or digit' }]);
+      }
       const secret = randomSecret();
       const now = clock.now();
       await prune(now);
@@ -136,5 +158,8 @@ export function createSessionStore(deps: EngineDeps): SessionStore {
         return stored === null ? 'the session ended (signed out)' : null;
       }, ended);
     },
+
+    keepNewToken: (cookie, token) => keepNewToken(deps, cookie, token),
+    takeNewToken: (cookie, id) => takeNewToken(deps, cookie, id),
   };
 }

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { listen } from '../../transports/http/listener.ts';
-import { createApiHandler } from '../api/handler.ts';
+import { createApiHandler } from '../../src/api/handler.ts';
 import { signIn, signInLink, startWebServer } from './web-kit.ts';
 
 const start = () => startWebServer({ listen, storage: memoryStorage(), createApiHandler });

@@ -13,7 +13,7 @@ import * as assert from 'uvu/assert';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { listen } from '../../transports/http/listener.ts';
-import { createApiHandler } from '../api/handler.ts';
+import { createApiHandler } from '../../src/api/handler.ts';
 import { chromiumAvailable, launchChromium } from '../../scripts/chromium-kit.ts';
 import { researcherWithWaitingReview } from './review-kit.ts';
 import { addParagraph, createDocument, signInLink, startWebServer, type Running } from './web-kit.ts';
@@ -86,7 +86,7 @@ async function newPage(context: BrowserContext, problems: string[]): Promise<Pag
   return page;
 }
 
-const available = chromiumAvailable('src/web/browser.test.ts');
+const available = chromiumAvailable('transports/web/browser.test.ts');
 const it = available ? test : test.skip;
 
 test.before(async () => {

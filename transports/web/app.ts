@@ -5,26 +5,27 @@
  * @remarks Installable: an embedding program that does not mount it keeps the API handler's answers
  * (401 notes on `/documents/…` and `/reviews/…`). Mounted, it answers its own paths and passes every
  * other request (the API, the operator API, public pages) to the API handler unchanged.
- * - Sessions and sign-in links live in the storage (`sessions.ts`), so several processes share them.
+ * - Sessions and sign-in links are the engine's (`engine.sessions`, stored), so several processes
+ *   share them; the operator's `POST /operator/v1/sign-in-links` is an operation of the API handler.
+ * - It reads and follows the engine through its public services only (`engine.jobs`,
+ *   `engine.documents.watch`, `engine.operator`, `engine.publication`, `engine.sessions`).
  * - Every form carries the session's CSRF token in a hidden field `csrf`; a post without the right
  *   one is 403 and changes nothing. Cookies are HttpOnly and SameSite=Strict (Secure over https).
  * - Pages carry a strict Content-Security-Policy (`frame-ancestors 'none'`), `X-Frame-Options: DENY`
  *   and `Cache-Control: no-store`.
  * @module
  */
-import { ACCOUNT_ID_PATTERN } from '../auth/credentials.ts';
-import { constantTimeEqual, randomSecret } from '../auth/tokens.ts';
-import type { Actor } from '../deps.ts';
-import { isoTimestamp } from '../clock.ts';
-import { engineInternals, type PublicEngine } from '../engine.ts';
-import { isServiceError, type FieldError } from '../errors.ts';
-import { JOBS_COLLECTION, type StoredJob } from '../jobs/store.ts';
-import { isTerminal } from '../jobs/states.ts';
-import { documentTopic, isStorageConflict, recordTopic, type ChangeTopic } from '../ports.ts';
-import type { Handler, PlainRequest, PlainResponse } from '../api/types.ts';
-import { accountActor } from '../deps.ts';
+import { constantTimeEqual, randomSecret } from '../../src/auth/tokens.ts';
+import type { Actor } from '../../src/deps.ts';
+import { isoTimestamp } from '../../src/clock.ts';
+import type { PublicEngine } from '../../src/engine.ts';
+import { isServiceError, type FieldError } from '../../src/errors.ts';
+import { isTerminal } from '../../src/jobs/states.ts';
+import { isStorageConflict } from '../../src/ports.ts';
+import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
+import { accountActor } from '../../src/deps.ts';
 import { APP_CSS, APP_JS, FAVICON_ICO } from './assets.ts';
-import { escapeHtml } from '../escape-html.ts';
+import { escapeHtml } from '../../src/escape-html.ts';
 import { PAGE_CSP, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
 import { RequestInspector, type InspectorLimits, type AnsweredRequest } from './inspector.ts';
 import {
@@ -41,18 +42,16 @@ import {
   settingsBody,
   type TokenForm,
 } from './pages.ts';
-import { createSessionStore, type Session } from './sessions.ts';
-import { keepNewToken, takeNewToken } from './new-tokens.ts';
-import { bearerToken, namesBearerScheme } from '../contract/bearer.ts';
+import type { Session } from '../../src/auth/sessions.ts';
+import { linksAt, operationPath } from '../../src/contract/links.ts';
+import { contract } from '../../src/contract/operations.ts';
 
 /** The session cookie's name. */
 export const SESSION_COOKIE = 'kw_session';
 
 /** Options of {@link createBrowserApp}. */
 export interface BrowserAppOptions {
-  /** Key of the operator API; `POST /operator/v1/sign-in-links` answers 401 without it. */
-  operatorKey?: string | undefined;
-  /** The local person's account: sign-in links default to it. Default `owner`. */
+  /** The local person's account: {@link BrowserApp.createSignInLink} defaults to it. Default `owner`. */
   localAccount?: string | undefined;
   /** Mark the cookie Secure; default: when the engine's baseUrl is https. */
   secureCookies?: boolean | undefined;
@@ -115,12 +114,6 @@ export interface BrowserApp {
 
 const BROWSER_BODY_LIMIT = 64 * 1024;
 const decoder = new TextDecoder();
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9_-]{16,128}$/;
-
-/** The API's `meta` (request ids match safe patterns: no escaping needed). */
-function metaJson(requestId: string, clientRequestId: string | undefined): string {
-  return `{"apiVersion":"1","requestId":"${requestId}"${clientRequestId === undefined ? '' : `,"clientRequestId":"${clientRequestId}"`}}`;
-}
 
 type Route =
   | { name: 'asset'; file: 'css' | 'js' }
@@ -129,7 +122,6 @@ type Route =
   | { name: 'sign-in'; secret: string }
   | { name: 'sign-in-help' }
   | { name: 'sign-out' }
-  | { name: 'sign-in-links' }
   | { name: 'home' }
   | { name: 'settings' }
   | { name: 'create-token' }
@@ -142,7 +134,7 @@ type Route =
   | { name: 'requests' }
   | { name: 'job-events' };
 
-const POST_ROUTES = new Set(['sign-out', 'sign-in-links', 'create-token', 'revoke-token', 'review-decision', 'review-publication']);
+const POST_ROUTES = new Set(['sign-out', 'create-token', 'revoke-token', 'review-decision', 'review-publication']);
 
 function route(path: string): Route | null {
   if (path === '/') return { name: 'home' };
@@ -152,7 +144,6 @@ function route(path: string): Route | null {
   if (path.startsWith('/assets/editor/') && /^[A-Za-z0-9_-]+\.(?:js|css|woff2?)$/.test(path.slice(15))) return { name: 'editor-asset', file: path.slice(15) };
   if (path === '/sign-out') return { name: 'sign-out' };
   if (path === '/sign-in') return { name: 'sign-in-help' };
-  if (path === '/operator/v1/sign-in-links') return { name: 'sign-in-links' };
   if (path === '/settings/api') return { name: 'settings' };
   if (path === '/settings/api/tokens') return { name: 'create-token' };
   if (path === '/requests') return { name: 'requests' };
@@ -185,6 +176,12 @@ function formOf(request: PlainRequest): URLSearchParams {
 
 const FIELD_LABELS: Record<string, string> = { label: 'Label', documentRef: 'Document', requestBudget: 'Request budget', expiresInDays: 'Expires in days', scopes: 'Scopes', account: 'Account' };
 
+/** Something to follow live: `watch(changed)` starts following and returns stop. */
+interface Followed<K> {
+  key: K;
+  watch: (changed: () => void) => () => void;
+}
+
 function fieldMessages(fieldErrors: readonly FieldError[] | undefined, fallback: string): string[] {
   if (!fieldErrors?.length) return [fallback];
   return fieldErrors.map((fe) => `${FIELD_LABELS[fe.field.split('.')[0]!] ?? fe.field}: ${fe.message}`);
@@ -193,16 +190,19 @@ function fieldMessages(fieldErrors: readonly FieldError[] | undefined, fallback:
 /**
  * Build the browser app over an engine.
  * @example
- * const app = createBrowserApp(engine, { operatorKey, localAccount: 'demo' });
- * const handler = app.mount(createApiHandler({ engine, operatorKey, onResponse: (e) => app.recordRequest(e) }));
+ * const app = createBrowserApp(engine, { localAccount: 'demo' });
+ * const handler = app.mount(createApiHandler({ engine, operatorKey, localAccount: 'demo', onResponse: (e) => app.recordRequest(e) }));
  */
-export function createBrowserApp(publicEngine: PublicEngine, options: BrowserAppOptions = {}): BrowserApp {
-  const engine = engineInternals(publicEngine);
-  const { deps } = engine;
-  const sessions = createSessionStore(deps);
+export function createBrowserApp(engine: PublicEngine, options: BrowserAppOptions = {}): BrowserApp {
+  if ('operatorKey' in options) {
+    // Said out loud rather than ignored: the key would otherwise stop working without a word.
+    throw new TypeError('createBrowserApp: operatorKey is no longer an option of the browser app; POST /operator/v1/sign-in-links is an operation of the API handler: createApiHandler({ engine, operatorKey })');
+  }
+  const { sessions, baseUrl } = engine;
+  const links = linksAt(baseUrl);
   const inspector = new RequestInspector(options.inspector);
   const localAccount = options.localAccount ?? 'owner';
-  const secure = options.secureCookies ?? publicEngine.baseUrl.startsWith('https:');
+  const secure = options.secureCookies ?? baseUrl.startsWith('https:');
   const keepAliveMs = options.keepAliveMs ?? 15_000;
   const publishing = new Map<string, Promise<unknown>>();
 
@@ -210,13 +210,13 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
 
   async function createSignInLink(account?: string) {
     const link = await sessions.createLink(account ?? localAccount);
-    return { url: `${publicEngine.baseUrl}/sign-in/${link.secret}`, expiresAt: isoTimestamp(link.expiresAt) };
+    return { url: links.signIn(link.secret), expiresAt: isoTimestamp(link.expiresAt) };
   }
 
   /** 401 for a signed-out person: a link to how to sign in and, for a document, how an agent reads it. */
   function signedOut(documentRef: string | null): PlainResponse {
-    const api = documentRef ? `curl -H "Authorization: Bearer $TOKEN" ${publicEngine.baseUrl}/api/v1/documents/${documentRef.slice(0, 64)}?format=markdown` : null;
-    const body = render('@sign-in', { origin: publicEngine.baseUrl, api });
+    const api = documentRef ? `curl -H "Authorization: Bearer $TOKEN" ${baseUrl}${operationPath(contract.getDocument, { documentRef: documentRef.slice(0, 64) })}?format=markdown` : null;
+    const body = render('@sign-in', { origin: baseUrl, api });
     return plainPage(401, 'Sign in to see this page', body);
   }
 
@@ -240,72 +240,18 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     return next;
   }
 
-  // ---- the operator's sign-in links (JSON, the API's envelope) ----
-
-  function jsonAnswer(status: number, requestId: string, clientRequestId: string | undefined, body: string): PlainResponse {
-    return {
-      status,
-      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': requestId, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' },
-      body,
-    };
-  }
-
-  async function signInLinks(request: PlainRequest): Promise<PlainResponse> {
-    const requestId = deps.refs.requestId();
-    const rawClientId = request.headers['x-request-id'];
-    const clientRequestId = rawClientId !== undefined && CLIENT_REQUEST_ID.test(rawClientId) ? rawClientId : undefined;
-    const fail = (status: number, code: string, message: string, extra: Record<string, unknown> = {}) =>
-      jsonAnswer(status, requestId, clientRequestId, `{"error":${JSON.stringify({ code, message, retryable: false, ...extra })},"meta":${metaJson(requestId, clientRequestId)}}`);
-    const authorization = request.headers.authorization;
-    const token = bearerToken(authorization);
-    if (request.headers.cookie !== undefined && namesBearerScheme(authorization)) return fail(401, 'AUTH_AMBIGUOUS', 'The request carries both a bearer token and a browser session cookie; send the bearer token alone.');
-    if (rawClientId !== undefined && clientRequestId === undefined) {
-      return fail(400, 'INVALID_REQUEST', 'X-Request-Id must be 16-128 letters, digits, underscores or hyphens.', { fieldErrors: [{ field: 'X_Request_Id', message: 'must be 16-128 letters, digits, underscores or hyphens' }] });
-    }
-    if (!options.operatorKey) return fail(401, 'AUTH_REQUIRED', 'The operator API is disabled: this server has no operator key.', { requiredAction: 'authenticate' });
-    if (token === null || !constantTimeEqual(token, options.operatorKey)) return fail(401, 'AUTH_REQUIRED', 'The operator API needs Authorization: Bearer <operator key>.', { requiredAction: 'authenticate' });
-    let account = localAccount;
-    if (request.bodyTooLarge || (request.body !== null && request.body.byteLength > BROWSER_BODY_LIMIT)) {
-      return fail(400, 'INVALID_REQUEST', 'The request body is too large.', { fieldErrors: [{ field: '$', message: `must be at most ${BROWSER_BODY_LIMIT} bytes` }] });
-    }
-    if (request.body !== null && request.body.byteLength > 0) {
-      if (!/^application\/(?:[a-z0-9.+-]+\+)?json\b/i.test(request.headers['content-type'] ?? '')) {
-        return fail(400, 'INVALID_REQUEST', 'The request body must be sent as Content-Type: application/json.', { fieldErrors: [{ field: 'Content_Type', message: 'must be application/json' }] });
-      }
-      let body: unknown;
-      try {
-        body = JSON.parse(decoder.decode(request.body));
-      } catch {
-        return fail(400, 'INVALID_REQUEST', 'The request body is not valid JSON.', { fieldErrors: [{ field: '$', message: 'is not valid JSON' }] });
-      }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) return fail(400, 'INVALID_REQUEST', 'The body must be a JSON object.', { fieldErrors: [{ field: '$', message: 'must be an object' }] });
-      const fields = Object.keys(body);
-      const unknown = fields.find((f) => f !== 'account');
-      if (unknown !== undefined) return fail(400, 'INVALID_REQUEST', `Unknown field ${unknown.slice(0, 64)}.`, { fieldErrors: [{ field: unknown.slice(0, 64), message: 'is not a field of this request' }] });
-      const given = (body as { account?: unknown }).account;
-      if (given !== undefined) {
-        if (typeof given !== 'string' || !ACCOUNT_ID_PATTERN.test(given)) {
-          return fail(400, 'INVALID_REQUEST', 'account must be an account id.', { fieldErrors: [{ field: 'account', message: 'must be 1-64 letters, digits, dots, underscores or hyphens, starting with a letter or digit' }] });
-        }
-        account = given;
-      }
-    }
-    const link = await createSignInLink(account);
-    return jsonAnswer(201, requestId, clientRequestId, `{"data":${JSON.stringify(link)},"meta":${metaJson(requestId, clientRequestId)}}`);
-  }
-
   // ---- event streams ----
 
   /**
-   * Frames for the topics' changes until the client goes away: `frameOf(topic)` is asked once per
-   * notified topic (several notifications between two frames coalesce); keep-alive comments while idle.
+   * Frames for the followed things' changes until the client goes away: `frameOf(key)` is asked once
+   * per changed one (several changes between two frames coalesce); keep-alive comments while idle.
    */
-  async function* follow(signal: AbortSignal, topics: readonly ChangeTopic[], frameOf: (topic: ChangeTopic) => Promise<string | null>, initial: readonly ChangeTopic[]): AsyncGenerator<string> {
-    const dirty = new Set<ChangeTopic>(initial);
+  async function* follow<K>(signal: AbortSignal, followed: readonly Followed<K>[], frameOf: (key: K) => Promise<string | null>, initial: readonly K[]): AsyncGenerator<string> {
+    const dirty = new Set<K>(initial);
     let wake: (() => void) | null = null;
-    const offs = topics.map((t) =>
-      deps.storage.subscribe(t, () => {
-        dirty.add(t);
+    const offs = followed.map(({ key, watch }) =>
+      watch(() => {
+        dirty.add(key);
         wake?.();
       }),
     );
@@ -358,16 +304,20 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     signal.addEventListener('abort', unwatch, { once: true });
     const from = Number(request.headers['last-event-id'] ?? query.get('after') ?? first.version);
     let last = Number.isInteger(from) && from >= 0 ? from : first.version;
-    const topic = documentTopic(documentRef);
+    const actor = accountActor(session.accountId);
     const frameOf = async (): Promise<string | null> => {
-      const head = await deps.storage.getDocumentHead(documentRef);
+      const head = await engine.documents.head(actor, documentRef).catch((e: unknown) => {
+        if (isServiceError(e) && e.code === 'NOT_FOUND') return null;
+        throw e;
+      });
       if (!head || head.version <= last) return null;
       const view = await documentView(engine, session.accountId, documentRef);
       if (view.version <= last) return null;
       last = view.version;
       return `id: ${view.version}\nevent: version\ndata: ${JSON.stringify(view)}\n\n`;
     };
-    const frames = follow(signal, [topic], frameOf, last < first.version ? [topic] : []);
+    const followed: Followed<string> = { key: documentRef, watch: (changed) => engine.documents.watch(documentRef, changed) };
+    const frames = follow(signal, [followed], frameOf, last < first.version ? [documentRef] : []);
     return eventStream(
       (async function* () {
         try {
@@ -382,15 +332,13 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
   async function jobEvents(request: PlainRequest, session: Session): Promise<PlainResponse> {
     const credentials = await engine.credentials.listOfAccount(session.accountId);
     const jobs = (await accountJobs(engine, session.accountId, credentials)).filter((j) => !isTerminal(j.state));
-    const topicOf = new Map(jobs.map((j) => [recordTopic(JOBS_COLLECTION, j.jobId), j.jobId]));
-    const frameOf = async (topic: ChangeTopic): Promise<string | null> => {
-      const jobId = topicOf.get(topic);
-      const stored = jobId ? await deps.storage.getRecord<StoredJob>(JOBS_COLLECTION, jobId) : null;
-      if (!stored) return null;
-      const j = stored.value.job;
+    const followed = jobs.map((j): Followed<string> => ({ key: j.jobId, watch: (changed) => engine.jobs.watch(j.jobId, changed) }));
+    const frameOf = async (jobId: string): Promise<string | null> => {
+      const j = await engine.jobs.readOfAccount(session.accountId, jobId);
+      if (!j) return null;
       return `event: job\ndata: ${JSON.stringify({ jobId: j.jobId, state: j.state, phase: phaseLabel(j.phase), percent: j.progress.percent })}\n\n`;
     };
-    return eventStream(follow(request.signal ?? new AbortController().signal, [...topicOf.keys()], frameOf, []));
+    return eventStream(follow(request.signal ?? new AbortController().signal, followed, frameOf, []));
   }
 
   // ---- forms ----
@@ -415,7 +363,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
       });
       // Post/redirect/get: the token waits for the next GET of this session (once), so reloading the
       // page that shows it neither posts the form again nor lands on a POST-only URL.
-      return seeOther(`/settings/api?created=${await keepNewToken(deps, cookie, token)}`);
+      return seeOther(`/settings/api?created=${await sessions.keepNewToken(cookie, token)}`);
     } catch (e) {
       if (!isServiceError(e) || (e.code !== 'INVALID_REQUEST' && e.code !== 'NOT_FOUND')) throw e;
       const errors = e.code === 'NOT_FOUND' ? ['Document: no document of yours has this documentRef'] : fieldMessages(e.fieldErrors, e.message);
@@ -478,7 +426,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     const method = request.method;
     const isPost = POST_ROUTES.has(r.name);
     if (isPost ? method !== 'POST' : method !== 'GET' && method !== 'HEAD') {
-      if (r.name === 'sign-in-links' || r.name === 'document' || r.name === 'review') return api(request);
+      if (r.name === 'document' || r.name === 'review') return api(request);
       // The token form's URL typed or reloaded: the page it belongs to.
       if (r.name === 'create-token' && (method === 'GET' || method === 'HEAD')) return seeOther('/settings/api');
       return { status: 405, headers: pageHeaders({ allow: isPost ? 'POST' : 'GET, HEAD' }), body: '<!doctype html><title>Method not allowed</title><p>Method not allowed.</p>' };
@@ -494,14 +442,13 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     if (r.name === 'favicon') {
       return { status: 200, headers: { 'content-type': 'image/x-icon', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' }, body: FAVICON_ICO };
     }
-    if (r.name === 'sign-in-links') return signInLinks(request);
-    if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: publicEngine.baseUrl, api: null }));
+    if (r.name === 'sign-in-help') return plainPage(200, 'How to sign in', render('@sign-in', { origin: baseUrl, api: null }));
     if (r.name === 'sign-in') {
       // HEAD (a link scanner, a mail client's preview) does not use the link up; only GET signs in.
       if (method === 'HEAD') return plainPage(200, 'Sign in', '<p>Open this link to sign in.</p>');
       const redeemed = await sessions.redeem(r.secret);
       if (!redeemed) {
-        return plainPage(401, 'This sign-in link does not work', `<p>The link was used already, has expired (links last 15 minutes) or never existed.</p>${render('@sign-in', { origin: publicEngine.baseUrl, api: null })}`);
+        return plainPage(401, 'This sign-in link does not work', `<p>The link was used already, has expired (links last 15 minutes) or never existed.</p>${render('@sign-in', { origin: baseUrl, api: null })}`);
       }
       const maxAge = Math.floor((redeemed.session.expiresAt - redeemed.session.createdAt) / 1000);
       return seeOther('/', { 'set-cookie': `${SESSION_COOKIE}=${redeemed.cookie}; ${cookieAttributes}; Max-Age=${maxAge}` });
@@ -535,7 +482,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
           return page(200, 'Console', body, viewer);
         }
         case 'settings': {
-          const newToken = await takeNewToken(deps, cookie!, query.get('created'));
+          const newToken = await sessions.takeNewToken(cookie!, query.get('created'));
           return page(200, 'Agent access', await settingsBody(engine, session.accountId, session.csrf, newToken === undefined ? {} : { newToken }), viewer);
         }
         case 'create-token':
@@ -581,7 +528,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
     createSignInLink,
     authorizeUpgrade,
     recordRequest(event) {
-      inspector.record(event, deps.clock.now());
+      inspector.record(event, engine.clock.now());
     },
     mount(api) {
       const mounted: Handler = async (request) => {
@@ -591,7 +538,7 @@ export function createBrowserApp(publicEngine: PublicEngine, options: BrowserApp
         const r = route(path);
         if (r === null) return api(request);
         const response = await handle(request, api, r, path, new URLSearchParams(q === -1 ? '' : url.slice(q + 1))).catch((e: unknown) => {
-          deps.reportError(e, 'browser app');
+          engine.reportError(e, 'browser app');
           return plainPage(500, 'Something went wrong', '<p>The server could not answer this page. The error was logged; try again.</p>');
         });
         if (request.method === 'HEAD') {
