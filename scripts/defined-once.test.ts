@@ -42,4 +42,16 @@ test('every exported name is declared in one production file', () => {
   for (const name of ALLOWED.keys()) assert.ok((where.get(name)?.size ?? 0) > 1, `${name} is allowed twice but is declared once now: remove it from ALLOWED`);
 });
 
+/** The modules that write an HTML page's frame (`<!doctype html>`), one per edge that answers pages, with what it frames. */
+const PAGE_FRAMES = new Map([
+  ['src/api/pages.ts', "the API's pages: public pages, the document page, the notes and the home page"],
+  ['transports/web/html.ts', "the browser app's pages (its Eta layouts)"],
+  ['app/bench/result.ts', "kw bench's HTML report, a file it writes"],
+]);
+
+test('an HTML page is framed in one module per edge (and a document is HTML in one: src/api/rich-html.ts)', () => {
+  const framing = productionFiles().filter((f) => /<!doctype html/i.test(readFileSync(resolve(root, f), 'utf8')) && !f.startsWith('adapters/capture/'));
+  assert.equal(framing.sort(), [...PAGE_FRAMES.keys()].sort(), 'a new page frame: render it through the module of its edge');
+});
+
 test.run();

@@ -3,7 +3,8 @@
  * and Markdown), the person's document page (read-only, for an explicitly opened local dev server)
  * and its sign-in note, the review page's sign-in note, the not-released note and the home page. The
  * operations (./operations/meta.ts, ./operations/public-pages.ts) read what a page shows and set the
- * headers; this module turns it into text, escaping every value.
+ * headers; this module turns it into text, escaping every value. A document's body is
+ * ./rich-html.ts's, the one rendering of a document as HTML (the browser app shows the same).
  * @remarks Public pages come from Eta templates with auto-escaping on: every `<%= %>` is HTML-escaped,
  * and the one raw output (`<%~ it.body %>` in the layout) is the already-escaped inner template, so
  * projection text can never become markup. Only http(s) URIs become links, with
@@ -12,10 +13,10 @@
  * @module
  */
 import { Eta } from 'eta/core';
-import type { FlatBlock } from '../documents/types.ts';
 import { escapeHtml } from '../escape-html.ts';
 import { operationPath } from '../contract/links.ts';
 import { contract } from '../contract/operations.ts';
+import { richJsonHtml } from './rich-html.ts';
 
 /** What a page shows: the projection value and where it lives. */
 export interface PageInput {
@@ -126,52 +127,24 @@ export function renderPublicMarkdown(input: PageInput): string {
 
 // ---- the person's document page ----
 
-function blockHtml(b: FlatBlock): string {
-  const md = escapeHtml(b.markdown ?? '');
-  switch (b.type) {
-    case 'heading': {
-      const level = (b.level ?? 1) + 1; // the title is the h1
-      return `<h${level}>${md}</h${level}>`;
-    }
-    case 'bulletListItem':
-      return `<p class="li">&bull; ${md}</p>`;
-    case 'numberedListItem':
-      return `<p class="li">${b.index + 1}. ${md}</p>`;
-    case 'checkListItem':
-      return `<p class="li">${b.checked ? '&#9745;' : '&#9744;'} ${md}</p>`;
-    case 'quote':
-      return `<blockquote>${md}</blockquote>`;
-    case 'codeBlock':
-      return `<pre><code>${escapeHtml(b.code ?? '')}</code></pre>`;
-    case 'table':
-      return `<table>${(b.rows ?? []).map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`).join('')}</table>`;
-    default:
-      return `<p>${md}</p>`;
-  }
-}
-
-/** What the document page shows: the document's title, version and ref, and its blocks (or, outside the Markdown grammar, its canonical JSON). */
+/** What the document page shows: the document's title, version and ref, and its rich-json (`documentJson`). */
 export interface DocumentPageInput {
   documentRef: string;
   title: string;
   version: number;
-  content: { blocks: readonly FlatBlock[] } | { documentJson: string };
+  documentJson: string;
 }
 
-/** The read-only page of a document. Blocks are shown with their own Markdown as text (escaped). */
+/** The read-only page of a document: its rich-json as HTML ({@link richJsonHtml}, what the browser app shows too). */
 export function renderDocumentPage(input: DocumentPageInput): string {
-  const body =
-    'blocks' in input.content
-      ? input.content.blocks.map((b) => `<div style="margin-left:${b.depth * 1.5}em" id="${escapeHtml(b.id)}">${blockHtml(b)}</div>`).join('\n')
-      : `<p>This document holds blocks outside the Markdown grammar; its canonical JSON:</p><pre>${escapeHtml(input.content.documentJson)}</pre>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(input.title)}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:48em;margin:2em auto;padding:0 1em}pre{background:#f4f4f4;padding:.5em;overflow:auto}blockquote{border-left:3px solid #ccc;margin:0;padding-left:1em}.li{margin:.2em 0}td{border:1px solid #ccc;padding:.2em .5em}table{border-collapse:collapse}.meta{color:#666;font-size:.85em}</style>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:48em;margin:2em auto;padding:0 1em}pre{background:#f4f4f4;padding:.5em;overflow:auto}blockquote{border-left:3px solid #ccc;margin:0;padding-left:1em}.children{margin-left:1.5em}td,th{border:1px solid #ccc;padding:.2em .5em}table{border-collapse:collapse}.meta{color:#666;font-size:.85em}.visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}</style>
 </head><body>
 <h1>${escapeHtml(input.title)}</h1>
 <p class="meta">Read-only view &middot; version ${input.version} &middot; ${escapeHtml(input.documentRef)} (local development page)</p>
-${body}
+${richJsonHtml(input.documentJson)}
 </body></html>
 `;
 }

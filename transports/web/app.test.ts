@@ -190,6 +190,11 @@ test('/settings/api: the form with its labels and twelve scopes, a token shown o
     const typed = await fetch(`${s.url}/settings/api/tokens`, { headers: { cookie }, redirect: 'manual' });
     assert.is(typed.status, 303);
     assert.is(typed.headers.get('location'), '/settings/api');
+    // Another wrong method is a 405 page of the app's own frame, with Allow.
+    const wrong = await fetch(`${s.url}/sign-out`, { headers: { cookie } });
+    assert.is(wrong.status, 405);
+    assert.is(wrong.headers.get('allow'), 'POST');
+    assert.match(await wrong.text(), /<title>Method not allowed[^<]*<\/title>[^]*Method not allowed\./);
     const other = await signIn(s);
     assert.not.ok((await (await fetch(`${s.url}${shown}`, { headers: { cookie: other.cookie } })).text()).includes('new-token'), 'another session never sees it');
     const token = /<label for="new-token">New token<\/label><input id="new-token" type="text" readonly value="([^"]+)"/.exec(page)?.[1];

@@ -26,7 +26,7 @@ import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.t
 import { accountActor } from '../../src/deps.ts';
 import { APP_CSS, APP_JS, FAVICON_ICO } from './assets.ts';
 import { escapeHtml } from '../../src/escape-html.ts';
-import { PAGE_CSP, page, pageHeaders, plainPage, render, seeOther, type PageViewer } from './html.ts';
+import { PAGE_CSP, page, plainPage, render, seeOther, type PageViewer } from './html.ts';
 import { RequestInspector, type InspectorLimits, type AnsweredRequest } from './inspector.ts';
 import {
   accountJobs,
@@ -429,7 +429,7 @@ export function createBrowserApp(engine: PublicEngine, options: BrowserAppOption
       if (r.name === 'document' || r.name === 'review') return api(request);
       // The token form's URL typed or reloaded: the page it belongs to.
       if (r.name === 'create-token' && (method === 'GET' || method === 'HEAD')) return seeOther('/settings/api');
-      return { status: 405, headers: pageHeaders({ allow: isPost ? 'POST' : 'GET, HEAD' }), body: '<!doctype html><title>Method not allowed</title><p>Method not allowed.</p>' };
+      return plainPage(405, 'Method not allowed', '<p>Method not allowed.</p>', { allow: isPost ? 'POST' : 'GET, HEAD' });
     }
     if (r.name === 'asset') {
       return {

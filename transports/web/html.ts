@@ -2,7 +2,7 @@
  * The page frame of the browser app: Eta templates with auto-escaping, the shared layout (header with
  * the navigation and the "Sign out" button) and the headers every HTML answer carries.
  * @remarks Every `<%= %>` is HTML-escaped; the only raw outputs (`<%~ %>`) are HTML this module or
- * `rich-html.ts` built from escaped parts. Pages load one stylesheet and one script from `/assets/`,
+ * `src/api/rich-html.ts` built from escaped parts. Pages load one stylesheet and one script from `/assets/`,
  * so the Content-Security-Policy allows no inline script or style at all.
  * @module
  */

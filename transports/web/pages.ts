@@ -17,7 +17,7 @@ import type { ProposalRecord } from '../../src/knowledge/records.ts';
 import { locatorPath } from '../../src/contract/links.ts';
 import { render } from './html.ts';
 import type { RequestInspector } from './inspector.ts';
-import { citationsOf, richJsonHtml } from './rich-html.ts';
+import { citationsOf, richJsonHtml } from '../../src/api/rich-html.ts';
 import './templates.ts';
 
 

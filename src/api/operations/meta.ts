@@ -5,10 +5,8 @@
  */
 import { ServiceError } from '../../errors.ts';
 import { renderDocumentPage, renderHome, signInRequiredPage } from '../pages.ts';
-import { isServiceError } from '../../errors.ts';
 import { accountActor } from '../../deps.ts';
 import type { Engine } from '../../engine.ts';
-import type { FlatBlock } from '../../documents/types.ts';
 import { baseHeaders, JSON_TYPE } from '../envelope.ts';
 import { bind } from '../bind.ts';
 import { contract } from '../../contract/operations.ts';
@@ -41,27 +39,14 @@ const documentPage = bind(contract.getDocumentPage, async (ctx, input) => {
   return htmlResponse(ctx, 200, renderDocumentPage(page));
 });
 
-/**
- * What the document page shows, read as its owner, or null when there is no such document: its
- * blocks, or its canonical JSON when it holds blocks outside the Markdown grammar.
- */
+/** What the document page shows, read as its owner (its rich-json), or null when there is no such document. */
 async function documentPageInput(engine: Engine, documentRef: string) {
   if (!/^sdoc_[a-f0-9]{48}$/.test(documentRef)) return null;
   const head = await engine.deps.storage.getDocumentHead(documentRef);
   if (!head) return null;
-  const actor = accountActor(head.accountId);
-  let content: { blocks: readonly FlatBlock[] } | { documentJson: string };
-  try {
-    const read = await engine.documents.read(actor, documentRef, 'blocks');
-    if (read.format !== 'blocks') throw new Error('unexpected representation');
-    content = { blocks: read.blocks };
-  } catch (e) {
-    if (!isServiceError(e) || e.code !== 'CONFLICT') throw e;
-    const read = await engine.documents.read(actor, documentRef, 'rich-json');
-    if (read.format !== 'rich-json') throw new Error('unexpected representation');
-    content = { documentJson: read.document.documentJson };
-  }
-  return { documentRef, title: head.title, version: head.version, content };
+  const read = await engine.documents.read(accountActor(head.accountId), documentRef, 'rich-json');
+  if (read.format !== 'rich-json') throw new Error('unexpected representation');
+  return { documentRef, title: head.title, version: head.version, documentJson: read.document.documentJson };
 }
 
 /** GET /: a small HTML page of links (OpenAPI, reference, MCP), until a browser app replaces it. */

@@ -4,7 +4,7 @@
  * http(s) and mailto links become anchors.
  * @module
  */
-import { escapeHtml } from '../../src/escape-html.ts';
+import { escapeHtml } from '../escape-html.ts';
 
 interface InlineText {
   type: 'text';
