@@ -86,8 +86,8 @@ export interface PublicationService {
   /**
    * Take one publication step for an accepted proposal, as `person`.
    * @throws CONFLICT when the proposal is not accepted, a step comes before the one it needs, or the
-   * operator API refuses it (publication disabled, release already decided); a racing step of another
-   * caller may reject with a storage conflict (the step was recorded by the other).
+   * operator API refuses it (publication disabled, release already decided), or a racing step of
+   * another caller recorded the same thing at the same time.
    */
   step(proposal: ProposalRecord, step: PublicationStep, person: string): Promise<void>;
   /** What the Release step released for a review, or null before it. */
@@ -112,7 +112,15 @@ export function createPublicationService(deps: EngineDeps, services: { documents
   const released = async (reviewRef: string): Promise<ArtifactRef[] | null> =>
     (await deps.storage.getRecord<PublicationRecord>(PUBLICATION_COLLECTION, reviewRef))?.value.releases ?? null;
   return {
-    step: (proposal, step, person) => publicationStep(ctx, proposal, step, person),
+    async step(proposal, step, person) {
+      try {
+        await publicationStep(ctx, proposal, step, person);
+      } catch (e) {
+        // A racing step of another caller wrote the same record first: said as the domain's conflict.
+        if (isStorageConflict(e)) throw conflict('Another step was recorded at the same time; reload the review.');
+        throw e;
+      }
+    },
     released,
     async state(p) {
       const { storage } = deps;

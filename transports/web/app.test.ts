@@ -10,6 +10,8 @@ import { createApiHandler } from '../../src/api/handler.ts';
 import { SCOPES } from '../../src/auth/scopes.ts';
 import { manualClock, type Clock } from '../../src/clock.ts';
 import { createEngine } from '../../src/engine.ts';
+import { StorageConflictError } from '../../src/ports.ts';
+import { KnowledgeCollections } from '../../src/knowledge/records.ts';
 import { createBrowserApp } from './app.ts';
 import { RequestInspector } from './inspector.ts';
 import { researcherWithWaitingReview } from './review-kit.ts';
@@ -333,6 +335,19 @@ test('/reviews/{ref}: proposal and report with citations, Accept continues the w
       assert.is((await post(s, `/reviews/${reviewRef}/publication`, cookie, { csrf, step })).status, 303, step);
     }
     assert.equal(await publicArtifactsOfJob(), [], 'released, not yet promoted: nothing public');
+    // A promotion that loses a race to another writer (its commit conflicts) is the domain's 409, said in words.
+    const storage = s.engine.deps.storage;
+    const commit = storage.commit;
+    storage.commit = async (ops, ...rest) => {
+      if (!ops.some((op) => 'collection' in op && op.collection === KnowledgeCollections.releases)) return commit.call(storage, ops, ...rest);
+      storage.commit = commit;
+      throw new StorageConflictError('another writer promoted first', 0);
+    };
+    const raced = await post(s, `/reviews/${reviewRef}/publication`, cookie, { csrf, step: 'promote' });
+    storage.commit = commit;
+    assert.is(raced.status, 409);
+    const racedText = await raced.text();
+    assert.match(racedText, /was recorded at the same time/, racedText.slice(0, 2000));
     assert.is((await post(s, `/reviews/${reviewRef}/publication`, cookie, { csrf, step: 'promote' })).status, 303, 'promote');
     const published = await (await fetch(`${s.url}/reviews/${reviewRef}`, { headers: { cookie } })).text();
     const links = [...published.matchAll(/<a href="(\/k\/(entity|inquiry|edition)\/[^"]+)">/g)].map((m) => m[1]!);

@@ -21,7 +21,6 @@ import { isoTimestamp } from '../../src/clock.ts';
 import type { PublicEngine } from '../../src/engine.ts';
 import { isServiceError, type FieldError } from '../../src/errors.ts';
 import { isTerminal } from '../../src/jobs/states.ts';
-import { isStorageConflict } from '../../src/ports.ts';
 import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
 import { accountActor } from '../../src/deps.ts';
 import { APP_CSS, APP_JS, FAVICON_ICO } from './assets.ts';
@@ -394,7 +393,6 @@ export function createBrowserApp(engine: PublicEngine, options: BrowserAppOption
       await oneAtATime(reviewRef, () => engine.publication.step(p, step, session.accountId));
     } catch (e) {
       if (isServiceError(e) && e.code === 'CONFLICT') return errorPage(viewer, 409, 'Not possible now', e.message, back);
-      if (isStorageConflict(e)) return errorPage(viewer, 409, 'Not possible now', 'Another step was recorded at the same time; reload the review.', back);
       throw e;
     }
     return seeOther(back);
