@@ -20,6 +20,7 @@ import { createJobsService, type JobsService } from './jobs/service.ts';
 import type { ResearchRunner } from './jobs/runner.ts';
 import type { LeaseTiming } from './jobs/lease.ts';
 import { createPublicationService, type PublicationService } from './jobs/publication.ts';
+import { createLiveEditingService, type LiveEditingService } from './live/service.ts';
 
 /** Options of {@link createEngine}. Only `storage` is required. */
 export interface EngineOptions {
@@ -78,6 +79,8 @@ export interface PublicEngine {
   readonly operator: KnowledgeOperator;
   /** The publication of an accepted proposal in its three steps (confirm rights, release, promote). */
   readonly publication: PublicationService;
+  /** Live co-editing: a document's editing session, token grant checks, rooms across processes (transports/sync serves it). */
+  readonly live: LiveEditingService;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -140,6 +143,7 @@ export function createEngine(options: EngineOptions): Engine {
     captureAllowPrivate: options.captureAllowPrivate ?? false,
   });
   const publication = createPublicationService(deps, { documents, operator: knowledge.operator });
+  const live = createLiveEditingService(deps, { documents, credentials });
   let closed: Promise<void> | null = null;
   return {
     deps,
@@ -152,6 +156,7 @@ export function createEngine(options: EngineOptions): Engine {
     knowledge,
     operator: knowledge.operator,
     publication,
+    live,
     close() {
       closed ??= (async () => {
         await library.close();
