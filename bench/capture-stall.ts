@@ -22,7 +22,7 @@ import { memoryUploadSpool } from '../src/library/upload-spool.ts';
 import { request } from '../fixtures/http-kit.ts';
 import { startPageServer } from '../fixtures/pages/server.ts';
 import { createApiHandler } from '../src/api/handler.ts';
-import type { Actor } from '../src/deps.ts';
+import type { Actor } from '../src/actor.ts';
 import { createEngine } from '../src/engine.ts';
 import { listen } from '../transports/http/listener.ts';
 import { percentile } from './library.ts';

@@ -12,7 +12,7 @@
 import { contentExtractor, extractHtml, nodeFetcher } from '../adapters/capture/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
 import { startPageServer } from '../fixtures/pages/server.ts';
-import type { Actor } from '../src/deps.ts';
+import type { Actor } from '../src/actor.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 
 const LINKS = Number(process.env.KW_BENCH_LINKS ?? 1000);

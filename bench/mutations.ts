@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import * as Y from 'yjs';
 import { lowdbStorage } from '../adapters/lowdb/index.ts';
 import { memoryStorage } from '../adapters/memory/index.ts';
-import type { Actor } from '../src/deps.ts';
+import type { Actor } from '../src/actor.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 import { sha256Hex } from '../src/hash.ts';
 import type { Storage } from '../src/ports.ts';

@@ -7,7 +7,7 @@
  * the README, Performance).
  */
 import { memoryStorage } from '../adapters/memory/index.ts';
-import type { Actor } from '../src/deps.ts';
+import type { Actor } from '../src/actor.ts';
 import { createEngine } from '../src/engine.ts';
 import { editText } from './mutations.ts';
 

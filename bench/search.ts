@@ -6,7 +6,7 @@
  */
 import MiniSearch from 'minisearch';
 import { memoryStorage } from '../adapters/memory/index.ts';
-import type { Actor } from '../src/deps.ts';
+import type { Actor } from '../src/actor.ts';
 import { createEngine, type Engine } from '../src/engine.ts';
 import { seededIds } from '../src/ids.ts';
 import { KnowledgeCollections, type GraphRecord } from '../src/knowledge/records.ts';

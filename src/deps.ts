@@ -35,18 +35,3 @@ export const logErrorToConsole: ErrorReporter = (error, source) => {
   const e = error instanceof Error ? error : new Error(String(error));
   console.error(JSON.stringify({ level: 'error', msg: 'background work failed', source, error: e.message, stack: e.stack }));
 };
-
-/**
- * Who is acting: the account, the credential (null for a trusted in-process caller) and, for a
- * document-bound credential, the one document it may see.
- */
-export interface Actor {
-  accountId: string;
-  credentialRef: string | null;
-  documentRef: string | null;
-}
-
-/** The trusted, account-wide actor of an account (the engine's own reads and writes for it: reports, pages). */
-export function accountActor(accountId: string): Actor {
-  return { accountId, credentialRef: null, documentRef: null };
-}

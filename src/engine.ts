@@ -22,6 +22,7 @@ import type { ResearchRunner } from './jobs/runner.ts';
 import type { LeaseTiming } from './jobs/lease.ts';
 import { createPublicationService, type PublicationService } from './jobs/publication.ts';
 import { linksAt } from './contract/links.ts';
+import { createLiveEditingService, type LiveEditingService } from './live/service.ts';
 
 /** Options of {@link createEngine}. Only `storage` is required. */
 export interface EngineOptions {
@@ -86,6 +87,8 @@ export interface PublicEngine {
   readonly publication: PublicationService;
   /** The person's sign-in links and sessions (the browser app's), shared by every process on the storage. */
   readonly sessions: SessionService;
+  /** Live co-editing: a document's editing session, token grant checks, rooms across processes (transports/sync serves it). */
+  readonly live: LiveEditingService;
   /** Flush pending state (budgets) and close storage. */
   close(): Promise<void>;
 }
@@ -148,6 +151,7 @@ export function createEngine(options: EngineOptions): Engine {
     captureAllowPrivate: options.captureAllowPrivate ?? false,
   });
   const publication = createPublicationService(deps, { documents, operator: knowledge.operator });
+  const live = createLiveEditingService(deps, { documents, credentials });
   let closed: Promise<void> | null = null;
   return {
     deps,
@@ -163,6 +167,7 @@ export function createEngine(options: EngineOptions): Engine {
     operator: knowledge.operator,
     publication,
     sessions: createSessionService(deps),
+    live,
     close() {
       closed ??= (async () => {
         await library.close();

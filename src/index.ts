@@ -48,7 +48,8 @@ export type { Storage } from './ports.ts';
 export { manualClock, type Clock, type ManualClock } from './clock.ts';
 export { seededIds, type IdSource } from './ids.ts';
 export type { Sha256Hex } from './hash.ts';
-export type { Actor, ErrorReporter } from './deps.ts';
+export type { Actor } from './actor.ts';
+export type { ErrorReporter } from './deps.ts';
 
 // Ports: the research runner and the library's fetcher and extractor
 export type { ResearchRunner, ResearchRunContext, ReportInput, ArtifactInput, WaitingInput, FailureInput, SuccessInput } from './jobs/index.ts';

@@ -12,7 +12,7 @@ import { memoryStorage } from '../memory/index.ts';
 import { pageBytes } from '../../fixtures/pages/server.ts';
 import { captureFailure } from './capture-failure-kit.ts';
 import { createEngine, type Engine } from '../../src/engine.ts';
-import type { Actor } from '../../src/deps.ts';
+import type { Actor } from '../../src/actor.ts';
 import type { LibraryItem } from '../../src/library/records.ts';
 import { contentExtractor, nodeFetcher } from './index.ts';
 

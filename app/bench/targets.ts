@@ -13,7 +13,7 @@ import { lowdbStorage } from '../../adapters/lowdb/index.ts';
 import { memoryStorage } from '../../adapters/memory/index.ts';
 import { postgresStorage } from '../../adapters/postgres/index.ts';
 import { statusOf } from '../../src/api/status.ts';
-import type { Actor } from '../../src/deps.ts';
+import type { Actor } from '../../src/actor.ts';
 import { createEngine, type Engine } from '../../src/engine.ts';
 import { ServiceError } from '../../src/errors.ts';
 import type { Storage } from '../../src/ports.ts';

@@ -8,7 +8,8 @@
  * @module
  */
 import { isoTimestamp } from '../clock.ts';
-import type { Actor, EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { invalid, notFound, ServiceError, type FieldError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { isStorageConflict, recordTopic, type BatchOp } from '../ports.ts';

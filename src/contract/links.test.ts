@@ -5,7 +5,7 @@ import { linksAt, locatorPath, operationPath } from './links.ts';
 import { contract } from './operations.ts';
 import { createEngine } from '../engine.ts';
 import { memoryStorage } from '../../adapters/memory/index.ts';
-import { accountActor } from '../deps.ts';
+import { accountActor } from '../actor.ts';
 
 test('each link is its operation path under the base URL; a trailing slash of the base is dropped', () => {
   const links = linksAt('https://kw.example/kw/');

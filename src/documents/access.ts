@@ -3,7 +3,7 @@
  * document with a document-bound credential.
  * @module
  */
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { notFound } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { loadHeadAndUpdates, type DocumentHead, type HeadAndUpdates, type Storage } from '../ports.ts';

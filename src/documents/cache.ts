@@ -4,7 +4,7 @@
  * @module
  */
 import { BlockTree } from '../blocks/tree.ts';
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { notFound } from '../errors.ts';
 import type { DocumentHead, Storage, StoredUpdate } from '../ports.ts';
 import { visibleHead, visibleTo } from './access.ts';

@@ -2,7 +2,7 @@
  * The document list: newest first, paged by opaque cursors bound to the credential.
  * @module
  */
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import type { Links } from '../contract/links.ts';
 import type { DocumentHead, HeadCursor, Storage } from '../ports.ts';
 import { visibleTo } from './access.ts';

@@ -2,7 +2,7 @@
  * Mutations: the checks of a mutation request, and its one application under the document's lock.
  * @module
  */
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { ServiceError, conflict, invalid } from '../errors.ts';
 import { freezeRecordValue, isStorageConflict, type DocumentHead, type StoredUpdate } from '../ports.ts';
 import { advance } from './cache.ts';

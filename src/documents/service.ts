@@ -3,7 +3,8 @@
  * wires the parts and runs each write through the one write protocol (src/idempotency).
  * @module
  */
-import type { Actor, EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { ServiceError, isServiceError } from '../errors.ts';
 import { IdempotencyStore, replayedReceipt, requireIdempotencyKey, writeScope, type IdempotencyRecord } from '../idempotency/idempotency.ts';
 import { parseOrThrow } from '../validation.ts';

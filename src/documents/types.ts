@@ -2,7 +2,7 @@
  * The documents service: the engine's only door to document state.
  * @module
  */
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import type { DocumentSummary, FlatBlock, MutationReceipt } from './resource-schemas.ts';
 
 export type { DocumentSummary, FlatBlock, MutationReceipt } from './resource-schemas.ts';

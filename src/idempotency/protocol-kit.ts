@@ -7,7 +7,7 @@
  * @module
  */
 import { CREDENTIAL_COLLECTION } from '../auth/credentials.ts';
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import type { Engine } from '../engine.ts';
 import { specBody } from '../jobs/jobs-kit.ts';
 import { KnowledgeCollections } from '../knowledge/records.ts';

@@ -4,7 +4,7 @@
  * @module
  */
 import { manualClock, type ManualClock } from '../clock.ts';
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { createEngine, type Engine } from '../engine.ts';
 import { seededIds } from '../ids.ts';
 import type { Storage } from '../ports.ts';

@@ -9,7 +9,8 @@
  * - "Promote": the promotion review of each of those releases, approved; the public locators resolve.
  * @module
  */
-import { accountActor, type EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import { accountActor } from '../actor.ts';
 import type { DocumentsService } from '../documents/types.ts';
 import { conflict } from '../errors.ts';
 import type { ProposalRecord, ReleaseRecord, SpaceRecord } from '../knowledge/records.ts';

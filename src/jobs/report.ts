@@ -4,7 +4,8 @@
  * @module
  */
 import type { BlockInput } from '../blocks/model.ts';
-import { accountActor, type EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import { accountActor } from '../actor.ts';
 import { ServiceError, conflict, invalid, isServiceError } from '../errors.ts';
 import type { DocumentRead, DocumentsService } from '../documents/types.ts';
 import type { ReportArtifact, ReportInput } from './runner.ts';

@@ -8,7 +8,7 @@ import { ServiceError, conflict, invalid } from '../errors.ts';
 import type { DocumentsService } from '../documents/types.ts';
 import { Patterns } from '../ids.ts';
 import { logicalJob, writeReportDocument } from './report.ts';
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import type { ArtifactInput, FailureInput, ProposalSink, ReportArtifact, ResearchRunContext, WaitingInput } from './runner.ts';
 import type { JobStore, StoredJob } from './store.ts';
 import { transition, type JobTransitionEvent } from './states.ts';

@@ -5,7 +5,7 @@
  * artifacts). Without a runner, fresh starts answer FEATURE_RETIRED.
  * @module
  */
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import type { BlockInput } from '../blocks/model.ts';
 import type { RequiredAction } from '../errors.ts';
 import type { WorkPhase } from './states.ts';

@@ -6,7 +6,8 @@
  */
 import * as v from 'valibot';
 import { isoTimestamp } from '../clock.ts';
-import { accountActor, type Actor, type EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import { accountActor, type Actor } from '../actor.ts';
 import { recordTopic } from '../ports.ts';
 import { ServiceError, invalid } from '../errors.ts';
 import { decodeCursor, encodeCursor, invalidCursor, pageLimit } from '../cursor.ts';

@@ -6,7 +6,8 @@
  * @module
  */
 import { isoTimestamp } from '../clock.ts';
-import type { Actor, EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { notFound } from '../errors.ts';
 import { isStorageConflict, sortKeyOfTime, type BatchOp, type StoredRecord } from '../ports.ts';
 import type { JobEventKind } from './states.ts';

@@ -2,7 +2,7 @@
  * The research-jobs service interface and its options.
  * @module
  */
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import type { IdempotencyStore } from '../idempotency/idempotency.ts';
 import type { DocumentRead, DocumentsService, IdempotencyReceipt } from '../documents/types.ts';
 import type { EventFeed, EventSink } from './event-hub.ts';

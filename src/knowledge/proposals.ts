@@ -7,7 +7,8 @@
  * @module
  */
 import type { Links } from '../contract/links.ts';
-import type { Actor, EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { invalid, notFound, ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { IdempotencyStore, OPERATOR_KEY_OWNER, createdReceipt, requireIdempotencyKey, newReceiptRef, replayedReceipt, writeScope, type IdempotencyRecord, type WriteReceipt } from '../idempotency/idempotency.ts';

@@ -7,7 +7,8 @@
  * @module
  */
 import { isoTimestamp } from '../clock.ts';
-import type { Actor, EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { notFound, ServiceError } from '../errors.ts';
 import { Patterns } from '../ids.ts';
 import { parseOrThrow } from '../validation.ts';

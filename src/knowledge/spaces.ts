@@ -5,7 +5,8 @@
  * space of its account. Owners never change, so a resolved owner is cached.
  * @module
  */
-import type { Actor, EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import type { HeadCursor } from '../ports.ts';
 import { Patterns } from '../ids.ts';
 import { KnowledgeCollections, type SpaceRecord } from './records.ts';

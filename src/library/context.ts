@@ -7,7 +7,8 @@
  * protocol, src/idempotency).
  * @module
  */
-import type { Actor, EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { canonicalJson } from '../canonical-json.ts';
 import { IdempotencyStore, createdReceipt, newReceiptRef, replayedReceipt, writeScope, type IdempotencyRecord, type WriteReceipt } from '../idempotency/idempotency.ts';
 import type { BatchOp } from '../ports.ts';

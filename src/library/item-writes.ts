@@ -2,7 +2,7 @@
  * Writes on existing items: highlights and notes on a source, and an item's reading state.
  * @module
  */
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { ServiceError, invalid } from '../errors.ts';
 import { isStorageConflict } from '../ports.ts';
 import type { WriteReceipt } from '../idempotency/idempotency.ts';

@@ -4,7 +4,7 @@
  * @module
  */
 import type { ReaderPage } from './result-schemas.ts';
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { invalid } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
 import { loadItem, type LibraryContext } from './context.ts';

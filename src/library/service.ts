@@ -5,7 +5,8 @@
  * results. Items are private to the actor's account.
  * @module
  */
-import type { Actor, EngineDeps } from '../deps.ts';
+import type { EngineDeps } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { ServiceError } from '../errors.ts';
 import { MAX_UPLOAD_BODY } from '../limits.ts';
 import type { LibraryAnswer } from './result-schemas.ts';

@@ -7,7 +7,7 @@ import { fileUploadSpool, lowdbStorage } from '../../adapters/lowdb/index.ts';
 import { alice, bob, itemOf, key, libraryEngine, pageServerFor, refusal, run } from '../../fixtures/pages/library-kit.ts';
 import { pageBytes } from '../../fixtures/pages/server.ts';
 import { manualClock } from '../clock.ts';
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import type { Engine } from '../engine.ts';
 import { memoryUploadSpool } from './upload-spool.ts';
 

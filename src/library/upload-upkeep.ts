@@ -8,7 +8,7 @@
  * @module
  */
 import { isoTimestamp } from '../clock.ts';
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { ServiceError } from '../errors.ts';
 import { isStorageConflict, type BatchOp, type RecordPage, type StoredRecord } from '../ports.ts';
 import type { LibraryContext } from './context.ts';

@@ -6,7 +6,7 @@
  */
 import type { PendingUpload, ReceivedUpload } from './result-schemas.ts';
 import { isoTimestamp } from '../clock.ts';
-import type { Actor } from '../deps.ts';
+import type { Actor } from '../actor.ts';
 import { ServiceError, invalid, notFound } from '../errors.ts';
 import type { StoredRecord } from '../ports.ts';
 import type { WriteReceipt } from '../idempotency/idempotency.ts';

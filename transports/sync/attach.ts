@@ -1,25 +1,26 @@
 /**
  * `attachSync(server, engine)`: live co-editing on a node:http server's own port. A WebSocket
  * upgrade of `GET {prefix}/documents/{documentRef}/sync` speaks the y-websocket protocol on the
- * document's editor Y.Doc (see ./bridge.ts and docs/co-editing.md).
+ * document's editor Y.Doc. The rules (the editor doc kept in step with the versions, the version
+ * rhythm, token grant checks, the cross-process leases) are the engine's live-editing service
+ * (`engine.live`, src/live/); this is the framing, the upgrade and the per-peer limits
+ * (docs/co-editing.md).
  * @module
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Actor } from '../../src/deps.ts';
-import { engineInternals, type Engine, type PublicEngine } from '../../src/engine.ts';
+import type { Actor } from '../../src/actor.ts';
+import type { PublicEngine } from '../../src/engine.ts';
 import { ServiceError, isServiceError, type ApiError } from '../../src/errors.ts';
 import { statusOf } from '../../src/api/status.ts';
 import { metaJson } from '../../src/api/envelope.ts';
-import { DocumentBridge, defaultTiming, type SyncTiming } from './bridge.ts';
+import type { SyncTiming } from '../../src/live/bridge.ts';
 import { STALE_DOCUMENT_CLOSE } from '../../src/blocks/editor-protocol.ts';
 import { Room, RoomTooLargeError, StaleDocumentError, type Peer } from './room.ts';
 import { bearerToken, namesBearerScheme } from '../../src/contract/bearer.ts';
-import { canRelay, SyncRelay, defaultRelayTiming, type RelayTiming } from './relay.ts';
+import { SyncRelay, defaultRelayTiming, type RelayTiming } from './relay.ts';
 import { GRANT_ENDED_CLOSE, PEER_LIMITS, type PeerLimits } from './limits.ts';
-import { watchCredential } from '../../src/auth/grant-watch.ts';
-import { CREDENTIAL_COLLECTION } from '../../src/auth/credentials.ts';
 import { PeerGuard } from './peer-guard.ts';
 
 /** Who may join a room, as an {@link SyncOptions.authorizeUpgrade} hook decides. */
@@ -90,7 +91,7 @@ function escapeRegExp(s: string): string {
 }
 
 /** An HTTP error answer on the raw socket, with the contract's error envelope; no upgrade. */
-function refuse(socket: Duplex, engine: Engine, error: ServiceError, extra: Record<string, string> = {}): void {
+function refuse(socket: Duplex, engine: PublicEngine, error: ServiceError, extra: Record<string, string> = {}): void {
   const status = statusOf(error.code);
   const apiError: ApiError = { code: error.code, message: error.message, retryable: error.retryable };
   if (status === 429 || status === 503) {
@@ -101,7 +102,7 @@ function refuse(socket: Duplex, engine: Engine, error: ServiceError, extra: Reco
   }
   if (error.requiredAction) apiError.requiredAction = error.requiredAction;
   if (error.fieldErrors?.length) apiError.fieldErrors = error.fieldErrors;
-  const requestId = engine.deps.refs.requestId();
+  const requestId = engine.live.requestId();
   const body = `{"error":${JSON.stringify(apiError)},"meta":${metaJson(requestId, undefined)}}`;
   const headers: Record<string, string> = {
     'Content-Type': 'application/json; charset=utf-8',
@@ -132,8 +133,7 @@ const notFound = () => new ServiceError('NOT_FOUND', 'No document at this addres
  * const sync = attachSync(listening.server, engine);
  * // a y-websocket client: new WebsocketProvider(`ws://…/documents/${ref}`, 'sync', doc, { … })
  */
-export function attachSync(server: Server, publicEngine: PublicEngine, options: SyncOptions = {}): SyncServer {
-  const engine = engineInternals(publicEngine);
+export function attachSync(server: Server, engine: PublicEngine, options: SyncOptions = {}): SyncServer {
   const prefixes = typeof options.prefix === 'string' ? [options.prefix] : (options.prefix ?? ['']);
   const mounts = `(?:${prefixes.map(escapeRegExp).join('|')})`;
   const path = new RegExp(`^${mounts}/documents/${DOCUMENT_REF}/sync/?(?:\\?.*)?$`);
@@ -148,8 +148,7 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
     if (n <= 0) held.delete(holder);
     else held.set(holder, n);
   };
-  const timing: SyncTiming = { ...defaultTiming, ...options.timing };
-  const report = options.onError ?? ((error: unknown, ref: string) => engine.deps.reportError(error, `sync ${ref}`));
+  const report = options.onError ?? ((error: unknown, ref: string) => engine.live.reportError(error, `sync ${ref}`));
   const maxMessageBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
   const maxDocumentBytes = options.maxDocumentBytes ?? 16 * 1024 * 1024;
   const peerLimits: PeerLimits = { ...PEER_LIMITS, ...options.peerLimits };
@@ -161,11 +160,11 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
   const closing = new Set<Promise<void>>();
   const sockets = new Set<WebSocket>();
   // [relay] Across processes: the room's owner hosts it, the others forward (./relay.ts).
-  const storage = engine.deps.storage;
-  const relayOn = options.relay === undefined ? storage.sharedByProcesses === true && canRelay(storage) : options.relay !== false && canRelay(storage);
+  const port = engine.live.relay;
+  const relayOn = port !== null && (options.relay === undefined ? port.sharedByProcesses : options.relay !== false);
   const relay = relayOn
     ? new SyncRelay(
-        storage,
+        port,
         {
           openRoom: (ref, accountId) => roomFor(ref, accountId),
           hasRoom: (ref) => rooms.has(ref) || opening.has(ref),
@@ -201,27 +200,11 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
       grant = {
         actor: credential.actor,
         canWrite: credential.scopeSet.has('document:write'),
-        watch: (ended) => watchCredential(engine.deps, credential, ended),
+        watch: (ended) => engine.live.watchCredential(credential, ended),
       };
     }
     await engine.documents.head(grant.actor, documentRef); // NOT_FOUND outside the boundary
     return grant;
-  }
-
-  /**
-   * Before each commit of a token's edits: the token is still live (not revoked — on any process —
-   * nor expired), and the commit is a request of its budget. A person's edits need no check here:
-   * their sockets are closed when they sign out.
-   */
-  async function checkCommit(actor: Actor): Promise<void> {
-    if (actor.credentialRef === null) return;
-    const stored = await engine.deps.storage.getRecord<{ revokedAt?: number | null; expiresAt: number }>(CREDENTIAL_COLLECTION, actor.credentialRef);
-    if (stored === null || stored.value.revokedAt) throw new ServiceError('AUTH_REQUIRED', 'The token was revoked; its edits were not saved.', { requiredAction: 'authenticate' });
-    if (engine.deps.clock.now() >= stored.value.expiresAt) throw new ServiceError('AUTH_REQUIRED', 'The token has expired; its edits were not saved.', { requiredAction: 'authenticate' });
-    const credential = await engine.credentials.get(actor.credentialRef);
-    if (credential === null) throw new ServiceError('AUTH_REQUIRED', 'The token no longer exists.', { requiredAction: 'authenticate' });
-    if (engine.credentials.sharedBudgets) await engine.credentials.take(credential);
-    else engine.credentials.charge(credential);
   }
 
   function roomFor(documentRef: string, accountId: string): Promise<Room> {
@@ -229,20 +212,17 @@ export function attachSync(server: Server, publicEngine: PublicEngine, options: 
     if (open) return Promise.resolve(open);
     let pending = opening.get(documentRef);
     if (!pending) {
-      const reader: Actor = { accountId, credentialRef: null, documentRef: null };
-      const bridge = new DocumentBridge(engine, documentRef, reader, timing, engine.deps.refs.blockId, (e) => report(e, documentRef), () => engine.deps.ids.hex(32));
-      bridge.beforeCommit(checkCommit);
-      pending = bridge.open().then(
-        () => {
-          const room = new Room(bridge, maxDocumentBytes, maxMessageBytes, peerLimits);
-          bridge.whenBroken((error) => reset(documentRef, room, error));
+      // The session checks a token's grant before each commit of its edits (engine.live.open).
+      pending = engine.live.open(documentRef, accountId, { timing: options.timing, onError: (e) => report(e, documentRef) }).then(
+        (session) => {
+          const room = new Room(session, maxDocumentBytes, maxMessageBytes, peerLimits);
+          session.whenBroken((error) => reset(documentRef, room, error));
           rooms.set(documentRef, room);
           opening.delete(documentRef);
           return room;
         },
         (error: unknown) => {
           opening.delete(documentRef);
-          bridge.close();
           throw error;
         },
       );

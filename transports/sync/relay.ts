@@ -2,15 +2,16 @@
  * Live co-editing across processes (several `kw serve --storage postgres` on one database): one
  * process hosts a document's room (its *owner*, holding a lease in the storage); every other process
  * forwards its editors' WebSocket traffic to the owner and the owner's answers back, over the
- * storage's ephemeral channel ({@link Storage.publishEphemeral}: PostgreSQL NOTIFY). The owner's
+ * storage's ephemeral channel (`engine.live.relay.publish`: PostgreSQL NOTIFY). The owner's
  * room treats a forwarded editor as one of its peers (a {@link RemoteSocket}), so keystrokes,
  * awareness (cursors), the version rhythm and attribution are exactly those of one process: each
  * person's edits are committed once, by the owner, as that person. Why ownership rather than relaying
  * Yjs updates between rooms: docs/co-editing.md, "Several processes".
  *
- * - Lease: the record `sync-owners`/{documentRef} = {@link Lease}, claimed with a compare-and-set
- *   put when absent or expired, renewed every {@link RelayTiming.renewMs} while the room is open,
- *   deleted when it closes. A process that finds a live lease of another process forwards.
+ * - Lease: the engine's live-editing service keeps the record (`engine.live.relay`,
+ *   src/live/leases.ts): claimed when absent or expired, renewed every {@link RelayTiming.renewMs}
+ *   while the room is open, let go when it closes. A process that finds a live lease of another
+ *   process forwards.
  * - Wire: each process listens on its own channel `kw-sync:{processId}`; a payload is a batch of
  *   envelopes (a JSON header and an optional y-websocket frame), one publish in flight per
  *   destination (so they arrive in order), the rest batched behind it.
@@ -22,26 +23,12 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import type { Actor } from '../../src/deps.ts';
-import { isStorageConflict, type Storage } from '../../src/ports.ts';
+import type { Actor } from '../../src/actor.ts';
+import type { Lease, LeaseHolder, LiveRelayPort } from '../../src/live/leases.ts';
 import { encodeMessage, MessageReader } from './codec.ts';
 import { RoomTooLargeError, StaleDocumentError, STALE_DOCUMENT_CLOSE, type Peer, type PeerSocket, type Room } from './room.ts';
 import { PEER_LIMITS } from './limits.ts';
 import { PeerGuard } from './peer-guard.ts';
-
-/** The lease record's collection (key: the documentRef). */
-export const LEASE_COLLECTION = 'sync-owners';
-
-/** Who hosts a document's room, until when. */
-export interface Lease {
-  v: 1;
-  /** The owner process's id. */
-  owner: string;
-  /** Its ephemeral channel. */
-  channel: string;
-  /** Epoch ms; past it (by the reader's clock) the lease may be taken over. */
-  expiresAt: number;
-}
 
 /** The relay's timers (ms). */
 export interface RelayTiming {
@@ -110,7 +97,7 @@ class Outbox {
   private bytes = 0;
   private busy = false;
   constructor(
-    private readonly storage: Storage,
+    private readonly port: Pick<LiveRelayPort, 'publish'>,
     private readonly channel: string,
     private readonly onLost: () => void,
   ) {}
@@ -145,7 +132,7 @@ class Outbox {
     }
     this.parts = [];
     this.bytes = 0;
-    this.storage.publishEphemeral!(this.channel, out).then(
+    this.port.publish(this.channel, out).then(
       () => this.flush(),
       () => {
         this.onLost();
@@ -212,15 +199,11 @@ interface Forwarded {
   owner: Lease;
 }
 
-/** True when the storage can carry the relay (PostgreSQL, or any storage with the ephemeral members). */
-export function canRelay(storage: Storage): boolean {
-  return typeof storage.publishEphemeral === 'function' && typeof storage.subscribeEphemeral === 'function';
-}
-
 /** The cross-process side of one sync endpoint. */
 export class SyncRelay {
   readonly processId = randomBytes(8).toString('hex');
   readonly channel = `kw-sync:${this.processId}`;
+  private readonly holder: LeaseHolder = { owner: this.processId, channel: this.channel };
   /** Leases this process holds: their record revision. */
   private readonly owned = new Map<string, number>();
   /** Owned leases whose room was not open at the last renewal. */
@@ -239,11 +222,11 @@ export class SyncRelay {
   private closed = false;
 
   constructor(
-    private readonly storage: Storage,
+    private readonly port: LiveRelayPort,
     private readonly host: RelayHost,
     private readonly timing: RelayTiming = defaultRelayTiming,
   ) {
-    this.unsubscribe = storage.subscribeEphemeral!(this.channel, (payload) => this.receive(payload), () => this.lost());
+    this.unsubscribe = port.subscribe(this.channel, (payload) => this.receive(payload), () => this.lost());
     this.renewTimer = setInterval(() => void this.renew(), timing.renewMs);
     this.pingTimer = setInterval(() => void this.tick(), timing.pingMs);
     this.renewTimer.unref?.();
@@ -253,7 +236,7 @@ export class SyncRelay {
   private to(channel: string): Outbox {
     let box = this.outboxes.get(channel);
     if (box === undefined) {
-      box = new Outbox(this.storage, channel, () => this.unreachable(channel));
+      box = new Outbox(this.port, channel, () => this.unreachable(channel));
       this.outboxes.set(channel, box);
     }
     return box;
@@ -267,20 +250,10 @@ export class SyncRelay {
    */
   async ownerOf(documentRef: string): Promise<Lease | null> {
     if (this.owned.has(documentRef)) return null;
-    for (let attempt = 0; attempt < 8; attempt++) {
-      const record = await this.storage.getRecord<Lease>(LEASE_COLLECTION, documentRef);
-      const now = Date.now();
-      if (record !== null && record.value.owner !== this.processId && record.value.expiresAt > now) return record.value;
-      const lease: Lease = { v: 1, owner: this.processId, channel: this.channel, expiresAt: now + this.timing.leaseMs };
-      try {
-        await this.storage.commit([{ kind: 'record.put', collection: LEASE_COLLECTION, key: documentRef, value: lease, expectedRevision: record === null ? null : record.revision }]);
-        this.owned.set(documentRef, record === null ? 1 : record.revision + 1);
-        return null;
-      } catch (error) {
-        if (!isStorageConflict(error)) throw error;
-      }
-    }
-    throw new Error(`the live-editing lease of ${documentRef} kept changing hands`);
+    const claim = await this.port.claimLease(documentRef, this.holder, this.timing.leaseMs);
+    if (!claim.held) return claim.lease;
+    this.owned.set(documentRef, claim.revision);
+    return null;
   }
 
   /** The room of `documentRef` was freed: let its lease go (unless a room opened again meanwhile). */
@@ -288,7 +261,7 @@ export class SyncRelay {
     const revision = this.owned.get(documentRef);
     if (revision === undefined || this.host.hasRoom(documentRef)) return;
     this.owned.delete(documentRef);
-    this.storage.commit([{ kind: 'record.delete', collection: LEASE_COLLECTION, key: documentRef, expectedRevision: revision }]).catch(() => {});
+    this.port.releaseLease(documentRef, revision).catch(() => {});
   }
 
   private async renew(): Promise<void> {
@@ -303,17 +276,21 @@ export class SyncRelay {
         }
         this.idle.add(ref);
       } else this.idle.delete(ref);
-      const lease: Lease = { v: 1, owner: this.processId, channel: this.channel, expiresAt: Date.now() + this.timing.leaseMs };
+      let renewed: number | null;
       try {
-        await this.storage.commit([{ kind: 'record.put', collection: LEASE_COLLECTION, key: ref, value: lease, expectedRevision: revision }]);
-        if (this.owned.get(ref) === revision) this.owned.set(ref, revision + 1);
-      } catch (error) {
-        if (!isStorageConflict(error) || this.owned.get(ref) !== revision) continue; // away for now: next time
-        // Another process took the document over (this one was cut off past the lease): its peers start over there.
-        this.owned.delete(ref);
-        for (const r of this.remotes.values()) if (r.documentRef === ref) r.peer.socket.close(RELAY_RECONNECT_CLOSE, 'the document moved to another process');
-        this.host.report(new Error(`the live-editing lease of ${ref} passed to another process`), ref);
+        renewed = await this.port.renewLease(ref, this.holder, this.timing.leaseMs, revision);
+      } catch {
+        continue; // away for now: next time
       }
+      if (renewed !== null) {
+        if (this.owned.get(ref) === revision) this.owned.set(ref, renewed);
+        continue;
+      }
+      if (this.owned.get(ref) !== revision) continue;
+      // Another process took the document over (this one was cut off past the lease): its peers start over there.
+      this.owned.delete(ref);
+      for (const r of this.remotes.values()) if (r.documentRef === ref) r.peer.socket.close(RELAY_RECONNECT_CLOSE, 'the document moved to another process');
+      this.host.report(new Error(`the live-editing lease of ${ref} passed to another process`), ref);
     }
   }
 
@@ -359,7 +336,7 @@ export class SyncRelay {
     for (const [ref, list] of byDocument) {
       let lease: Lease | null;
       try {
-        lease = (await this.storage.getRecord<Lease>(LEASE_COLLECTION, ref))?.value ?? null;
+        lease = await this.port.readLease(ref);
       } catch {
         continue; // the storage is away: ask again next time
       }
@@ -502,7 +479,7 @@ export class SyncRelay {
     clearInterval(this.pingTimer);
     this.unsubscribe();
     await Promise.allSettled(
-      [...this.owned].map(([ref, revision]) => this.storage.commit([{ kind: 'record.delete', collection: LEASE_COLLECTION, key: ref, expectedRevision: revision }])),
+      [...this.owned].map(([ref, revision]) => this.port.releaseLease(ref, revision)),
     );
     this.owned.clear();
   }

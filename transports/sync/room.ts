@@ -1,12 +1,13 @@
 /**
- * One room per open document: the bridge's editor Y.Doc, its awareness, and the peers speaking the
- * y-websocket protocol (y-protocols sync and awareness, one binary message per WebSocket frame).
+ * One room per open document: the editor Y.Doc of its live-editing session (`engine.live.open`,
+ * src/live/bridge.ts), its awareness, and the peers speaking the y-websocket protocol (y-protocols
+ * sync and awareness, one binary message per WebSocket frame).
  * @module
  */
 import * as Y from 'yjs';
 import * as awarenessProtocol from 'y-protocols/awareness';
-import type { Actor } from '../../src/deps.ts';
-import type { DocumentBridge } from './bridge.ts';
+import type { Actor } from '../../src/actor.ts';
+import type { LiveSession } from '../../src/live/bridge.ts';
 import { PEER_LIMITS, type PeerLimits } from './limits.ts';
 import { UpdateBatcher, type PeerGuard } from './peer-guard.ts';
 import { encodeMessage, MESSAGE_AUTH, MESSAGE_AWARENESS, MESSAGE_QUERY_AWARENESS, MESSAGE_SYNC, MessageReader, SYNC_STEP1, SYNC_STEP2, SYNC_UPDATE } from './codec.ts';
@@ -72,7 +73,7 @@ export class Room {
    * time `measureEvery` more bytes of peers' updates were applied.
    */
   constructor(
-    readonly bridge: DocumentBridge,
+    readonly bridge: LiveSession,
     private readonly maxDocumentBytes = 16 * 1024 * 1024,
     private readonly measureEvery = 4 * 1024 * 1024,
     limits: Pick<PeerLimits, 'broadcastMs'> = PEER_LIMITS,

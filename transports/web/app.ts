@@ -16,13 +16,13 @@
  * @module
  */
 import { constantTimeEqual, randomSecret } from '../../src/auth/tokens.ts';
-import type { Actor } from '../../src/deps.ts';
+import type { Actor } from '../../src/actor.ts';
 import { isoTimestamp } from '../../src/clock.ts';
 import type { PublicEngine } from '../../src/engine.ts';
 import { isServiceError, type FieldError } from '../../src/errors.ts';
 import { isTerminal } from '../../src/jobs/states.ts';
 import type { Handler, PlainRequest, PlainResponse } from '../../src/api/types.ts';
-import { accountActor } from '../../src/deps.ts';
+import { accountActor } from '../../src/actor.ts';
 import { APP_CSS, APP_JS, FAVICON_ICO } from './assets.ts';
 import { escapeHtml } from '../../src/escape-html.ts';
 import { PAGE_CSP, page, plainPage, render, seeOther, type PageViewer } from './html.ts';

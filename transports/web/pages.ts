@@ -7,7 +7,7 @@ import type { Credential } from '../../src/auth/credentials.ts';
 import { displayPrefix } from '../../src/auth/tokens.ts';
 import { SCOPES } from '../../src/auth/scopes.ts';
 import { isoTimestamp } from '../../src/clock.ts';
-import { accountActor } from '../../src/deps.ts';
+import { accountActor } from '../../src/actor.ts';
 import type { PublicEngine } from '../../src/engine.ts';
 import { isServiceError, notFound } from '../../src/errors.ts';
 import { Patterns } from '../../src/ids.ts';

@@ -7,7 +7,7 @@
  * @module
  */
 import { SCOPES } from '../../src/auth/scopes.ts';
-import type { Actor } from '../../src/deps.ts';
+import type { Actor } from '../../src/actor.ts';
 import type { Engine } from '../../src/engine.ts';
 import type { ResearchRunContext, ResearchRunner } from '../../src/jobs/runner.ts';
 import { KnowledgeCollections, type ProposalRecord } from '../../src/knowledge/records.ts';

@@ -5,7 +5,7 @@
  */
 import { ServiceError } from '../../errors.ts';
 import { renderDocumentPage, renderHome, signInRequiredPage } from '../pages.ts';
-import { accountActor } from '../../deps.ts';
+import { accountActor } from '../../actor.ts';
 import type { Engine } from '../../engine.ts';
 import { baseHeaders, JSON_TYPE } from '../envelope.ts';
 import { bind } from '../bind.ts';

@@ -4,7 +4,7 @@
  * @module
  */
 import { contract } from '../../contract/operations.ts';
-import type { Actor } from '../../deps.ts';
+import type { Actor } from '../../actor.ts';
 import { ServiceError, invalid, isServiceError } from '../../errors.ts';
 import type { EventSink } from '../../jobs/event-hub.ts';
 import type { ResearchJob, ResearchJobEvent } from '../../jobs/schemas.ts';

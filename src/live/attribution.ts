@@ -4,7 +4,7 @@
  * person's edits alone while others' stay pending for their own versions.
  * @module
  */
-import type { EditorBlock } from '../../src/blocks/editor-fragment.ts';
+import type { EditorBlock } from '../blocks/editor-fragment.ts';
 
 /** A block put inside itself by the mix of two people's moves. */
 class Cycle extends Error {}

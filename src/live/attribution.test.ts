@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as fc from 'fast-check';
-import type { EditorBlock } from '../../src/blocks/editor-fragment.ts';
+import type { EditorBlock } from '../blocks/editor-fragment.ts';
 import { ownBlocks } from './attribution.ts';
 
 const P = { backgroundColor: 'default', textColor: 'default', textAlignment: 'left' };

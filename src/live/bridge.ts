@@ -14,12 +14,12 @@
  * @module
  */
 import * as Y from 'yjs';
-import type { Actor } from '../../src/deps.ts';
-import type { PublicEngine } from '../../src/engine.ts';
-import { isServiceError, ServiceError } from '../../src/errors.ts';
-import { MAX_IMPORT_DEPTH } from '../../src/blocks/blocknote-import.ts';
-import { EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from '../../src/blocks/editor-fragment.ts';
-import { applyVersion } from '../../src/blocks/editor-merge.ts';
+import type { Actor } from '../actor.ts';
+import type { DocumentsService } from '../documents/types.ts';
+import { isServiceError, ServiceError } from '../errors.ts';
+import { MAX_IMPORT_DEPTH } from '../blocks/blocknote-import.ts';
+import { EDITOR_FRAGMENT, isTrailingParagraph, readFragment, writeFragment, type EditorBlock } from '../blocks/editor-fragment.ts';
+import { applyVersion } from '../blocks/editor-merge.ts';
 import { ownBlocks } from './attribution.ts';
 
 /** Timers of the version rhythm; injectable for tests. */
@@ -41,7 +41,7 @@ export const defaultTiming: SyncTiming = {
 };
 
 /** Origin of the bridge's own transactions on the editor doc (never a person's edit). */
-export const BRIDGE_ORIGIN = Symbol('kw-sync-bridge');
+const BRIDGE_ORIGIN = Symbol('kw-sync-bridge');
 
 /** How often a commit re-merges and retries at once after losing the race to another writer (then after a pause). */
 const COMMIT_ATTEMPTS = 8;
@@ -94,8 +94,30 @@ function shapeOf(blocks: readonly EditorBlock[]): { ids: Set<string>; depth: num
 const tooDeep = (depth: number) =>
   new ServiceError('CONFLICT', `This document nests blocks ${depth} levels deep; the live editor holds at most ${MAX_IMPORT_DEPTH}. Edit it through the API.`);
 
+/**
+ * One open document's live-editing session (what `engine.live.open` answers): the editor Y.Doc
+ * people edit, kept in step with the document's versions, each person's edits committed as them.
+ */
+export interface LiveSession {
+  readonly documentRef: string;
+  /** The editor doc; a person's update is applied with a transaction origin {@link LiveSession.attribute} names. */
+  readonly doc: Y.Doc;
+  /** The doc's `document-store` fragment (BlockNote's collaboration fragment). */
+  readonly fragment: Y.XmlFragment;
+  /** The version the fragment reflects last. */
+  readonly version: number;
+  /** Name who makes a transaction (its origin): a person's actor, or null (not a person's edit). */
+  attribute(actorOf: (origin: unknown) => Actor | null): void;
+  /** Be told when the copy can no longer be kept in step with the API (then every editor starts over). */
+  whenBroken(onBroken: (error: Error) => void): void;
+  /** Commit everyone's pending edits now, in the order they edited, and wait for them. */
+  flush(): Promise<void>;
+  /** Stop following the document (after {@link LiveSession.flush}). */
+  close(): void;
+}
+
 /** The editor doc of one open document and its two-way sync with the API. */
-export class DocumentBridge {
+export class DocumentBridge implements LiveSession {
   readonly doc = new Y.Doc({ gc: true });
   readonly fragment: Y.XmlFragment = this.doc.getXmlFragment(EDITOR_FRAGMENT);
   private base: Base | null = null;
@@ -120,7 +142,7 @@ export class DocumentBridge {
   private checkCommit: (actor: Actor) => Promise<void> = async () => {};
 
   constructor(
-    private readonly engine: PublicEngine,
+    private readonly documents: Pick<DocumentsService, 'watch' | 'read' | 'commitEditorBlocks'>,
     readonly documentRef: string,
     /** Reads versions: a trusted actor of the document's account. */
     private readonly reader: Actor,
@@ -135,7 +157,7 @@ export class DocumentBridge {
   /** Load the current version into the fragment (plus the editor's trailing paragraph) and follow the document. */
   async open(): Promise<void> {
     // Subscribed first and read in the queue: a version committed while the first read runs is pulled after it.
-    this.unsubscribe = this.engine.documents.watch(this.documentRef, () => this.enqueue(() => this.pull()));
+    this.unsubscribe = this.documents.watch(this.documentRef, () => this.enqueue(() => this.pull()));
     const opened = this.queue.then(async () => {
       const base = await this.read();
       if (base.depth > MAX_IMPORT_DEPTH) throw tooDeep(base.depth);
@@ -298,7 +320,7 @@ export class DocumentBridge {
   }
 
   private async read(): Promise<Base> {
-    const read = await this.engine.documents.read(this.reader, this.documentRef, 'rich-json');
+    const read = await this.documents.read(this.reader, this.documentRef, 'rich-json');
     if (read.format !== 'rich-json') throw new Error('rich-json read answered another format');
     const blocks = (JSON.parse(read.document.documentJson) as { blocks: EditorBlock[] }).blocks;
     return { blocks, ...shapeOf(blocks), version: read.version, revision: read.revision };
@@ -348,7 +370,7 @@ export class DocumentBridge {
       const blocks = others ? ownBlocks(base.blocks, current, p.touched, p.deleted) : current;
       try {
         if (attempt === 1) await this.checkCommit(p.actor);
-        const outcome = await this.engine.documents.commitEditorBlocks(p.actor, this.documentRef, {
+        const outcome = await this.documents.commitEditorBlocks(p.actor, this.documentRef, {
           idempotencyKey: `sync_${this.mintKey()}`,
           ifRevision: base.revision,
           editorBlocks: blocks,
