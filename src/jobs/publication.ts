@@ -13,6 +13,7 @@ import type { EngineDeps } from '../deps.ts';
 import { accountActor } from '../actor.ts';
 import type { DocumentsService } from '../documents/types.ts';
 import { conflict } from '../errors.ts';
+import { KeyedLock } from '../keyed-lock.ts';
 import type { ProposalRecord, ReleaseRecord, SpaceRecord } from '../knowledge/records.ts';
 import { KnowledgeCollections, releaseKey } from '../knowledge/records.ts';
 import type { ArtifactRef } from '../knowledge/releases.ts';
@@ -85,7 +86,8 @@ async function publicationStep(engine: PublicationContext, p: ProposalRecord, st
 /** The publication of accepted proposals, step by step (see the module). */
 export interface PublicationService {
   /**
-   * Take one publication step for an accepted proposal, as `person`.
+   * Take one publication step for an accepted proposal, as `person` (steps of one review run one
+   * after another).
    * @throws CONFLICT when the proposal is not accepted, a step comes before the one it needs, or the
    * operator API refuses it (publication disabled, release already decided), or a racing step of
    * another caller recorded the same thing at the same time.
@@ -110,18 +112,21 @@ export interface PublicationState {
 /** Create the {@link PublicationService} over the engine's dependencies and services. */
 export function createPublicationService(deps: EngineDeps, services: { documents: DocumentsService; operator: KnowledgeOperator }): PublicationService {
   const ctx: PublicationContext = { deps, ...services };
+  // One step of a review at a time in this process (the storage's revisions guard across processes).
+  const steps = new KeyedLock();
   const released = async (reviewRef: string): Promise<ArtifactRef[] | null> =>
     (await deps.storage.getRecord<PublicationRecord>(PUBLICATION_COLLECTION, reviewRef))?.value.releases ?? null;
   return {
-    async step(proposal, step, person) {
-      try {
-        await publicationStep(ctx, proposal, step, person);
-      } catch (e) {
-        // A racing step of another caller wrote the same record first: said as the domain's conflict.
-        if (isStorageConflict(e)) throw conflict('Another step was recorded at the same time; reload the review.');
-        throw e;
-      }
-    },
+    step: (proposal, step, person) =>
+      steps.run(proposal.reviewRef, async () => {
+        try {
+          await publicationStep(ctx, proposal, step, person);
+        } catch (e) {
+          // A racing step of another process wrote the same record first: said as the domain's conflict.
+          if (isStorageConflict(e)) throw conflict('Another step was recorded at the same time; reload the review.');
+          throw e;
+        }
+      }),
     released,
     async state(p) {
       const { storage } = deps;

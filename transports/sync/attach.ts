@@ -12,6 +12,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Actor } from '../../src/actor.ts';
 import type { PublicEngine } from '../../src/engine.ts';
+import { Patterns } from '../../src/ids.ts';
 import { ServiceError, isServiceError, type ApiError } from '../../src/errors.ts';
 import { statusOf } from '../../src/api/status.ts';
 import { metaJson } from '../../src/api/envelope.ts';
@@ -84,7 +85,8 @@ export interface SyncServer {
   close(): Promise<void>;
 }
 
-const DOCUMENT_REF = '(sdoc_[a-f0-9]{48})';
+/** A documentRef's pattern, captured, for the upgrade path's expression. */
+const DOCUMENT_REF = `(${Patterns.documentRef.source.replace(/^\^|\$$/g, '')})`;
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

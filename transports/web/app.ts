@@ -203,7 +203,6 @@ export function createBrowserApp(engine: PublicEngine, options: BrowserAppOption
   const localAccount = options.localAccount ?? 'owner';
   const secure = options.secureCookies ?? baseUrl.startsWith('https:');
   const keepAliveMs = options.keepAliveMs ?? 15_000;
-  const publishing = new Map<string, Promise<unknown>>();
 
   const cookieAttributes = `Path=/; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
 
@@ -226,17 +225,6 @@ export function createBrowserApp(engine: PublicEngine, options: BrowserAppOption
 
   function errorPage(viewer: PageViewer, status: number, title: string, message: string, back: string): PlainResponse {
     return page(status, title, `<p role="alert">${escapeHtml(message)}</p><p><a href="${escapeHtml(back)}">Back</a></p>`, viewer);
-  }
-
-  /** Serialise publication steps of one review in this process (the storage guards across processes). */
-  function oneAtATime<T>(key: string, run: () => Promise<T>): Promise<T> {
-    const previous = publishing.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(run);
-    publishing.set(key, next);
-    void next.finally(() => {
-      if (publishing.get(key) === next) publishing.delete(key);
-    }).catch(() => undefined);
-    return next;
   }
 
   // ---- event streams ----
@@ -390,7 +378,7 @@ export function createBrowserApp(engine: PublicEngine, options: BrowserAppOption
     if (step !== 'confirm-rights' && step !== 'release' && step !== 'promote') return errorPage(viewer, 400, 'Not a publication step', 'The steps are Confirm rights, Release and Promote.', back);
     const p = await proposalOf(engine, session.accountId, reviewRef);
     try {
-      await oneAtATime(reviewRef, () => engine.publication.step(p, step, session.accountId));
+      await engine.publication.step(p, step, session.accountId);
     } catch (e) {
       if (isServiceError(e) && e.code === 'CONFLICT') return errorPage(viewer, 409, 'Not possible now', e.message, back);
       throw e;
