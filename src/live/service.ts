@@ -44,8 +44,6 @@ export interface LiveEditingService {
   watchCredential(credential: Pick<Credential, 'credentialRef' | 'expiresAt'>, ended: (reason: string) => void): () => void;
   /** A fresh request id (`req_…`) for an answer the transport gives itself (a refused upgrade). */
   requestId(): string;
-  /** Report failed background work with no caller to tell (the engine's `onError`). */
-  reportError(error: unknown, source: string): void;
   /**
    * Rooms across processes: the ownership leases and the ephemeral channel; null when the storage
    * carries no ephemeral messages (one room per process).
@@ -96,7 +94,6 @@ export function createLiveEditingService(deps: EngineDeps, { documents, credenti
     },
     watchCredential: (credential, ended) => watchCredential(deps, credential, ended),
     requestId: () => deps.refs.requestId(),
-    reportError: (error, source) => deps.reportError(error, source),
     relay: storageRelayPort(deps.storage),
   };
 }

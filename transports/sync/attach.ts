@@ -150,7 +150,7 @@ export function attachSync(server: Server, engine: PublicEngine, options: SyncOp
     if (n <= 0) held.delete(holder);
     else held.set(holder, n);
   };
-  const report = options.onError ?? ((error: unknown, ref: string) => engine.live.reportError(error, `sync ${ref}`));
+  const report = options.onError ?? ((error: unknown, ref: string) => engine.reportError(error, `sync ${ref}`));
   const maxMessageBytes = options.maxMessageBytes ?? 4 * 1024 * 1024;
   const maxDocumentBytes = options.maxDocumentBytes ?? 16 * 1024 * 1024;
   const peerLimits: PeerLimits = { ...PEER_LIMITS, ...options.peerLimits };
