@@ -14,7 +14,7 @@
  * paused would be committed only every 5 s. At the end every editor must equal the API's document.
  * @module
  */
-import { newHistogram, percentilesOf, SecondTicker, type Histogram } from './seconds.ts';
+import { measuredSeconds, newHistogram, operationFigures, percentilesOf, round1, SecondTicker, type Histogram } from './seconds.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +23,7 @@ import { BenchEditor, plainTextOf, UpgradeRefused } from './editor-client.ts';
 import { leanHttpClient } from './http-client.ts';
 import type { TargetSpec } from './options.ts';
 import { errorKey, MAX_ATTEMPTS, SetupFailed, type Measured, type RunSettings } from './runner.ts';
-import { blockText, httpTarget, TargetRefused, type Answer, type BenchTarget } from './targets.ts';
+import { blockText, dropDataFolder, httpTarget, TargetRefused, type Answer, type BenchTarget } from './targets.ts';
 import type { EditorBlock } from '../../src/blocks/editor-fragment.ts';
 
 /** Milliseconds between two keystrokes of an editor (~10 characters a second, a fast typist). */
@@ -106,18 +106,12 @@ export async function coeditWorld(spec: TargetSpec, editors: number): Promise<Co
     notes: [`coedit needs a WebSocket: the engine over ${spec.kind} storage is served in this process on loopback, as kw serve serves it (${server.url}); agents and editors go through it`],
     async close(keep) {
       await server.close();
-      const notes: string[] = [];
-      if (tempDir) {
-        if (keep) notes.push(`kept the lowdb data folder ${tempDir}`);
-        else await rm(tempDir, { recursive: true, force: true });
-      }
-      return notes;
+      return dropDataFolder(tempDir, keep);
     },
   };
 }
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
-const round1 = (n: number) => Math.round(n * 10) / 10;
 const us = (msValue: number) => Math.max(1, Math.round(msValue * 1000));
 
 /** The figures of coedit, in the order of the table. */
@@ -405,20 +399,12 @@ export async function runCoedit(world: CoeditWorld, settings: RunSettings & { ed
     notes.push(`editors type a word (" w<editor>r<round>;") per round (a key every ${KEY_MS} ms), then wait for the API to hold it; keystroke-to-version includes the server's pause of its version rhythm (1 s by default); the API is read every ${POLL_MS} ms while waiting`);
     if (editorCount === 1) notes.push('one editor: keystroke-to-editors needs two (--editors 2 or more)');
 
-    const durationS = settings.signal?.aborted ? Math.max(0, Math.min(settings.durationS, Math.round(stoppedAt - measureFrom) / 1000)) : settings.durationS;
-    if (settings.signal?.aborted) notes.push(durationS > 0 ? `stopped early: ${durationS} s of the ${settings.durationS} s measured` : 'stopped before the measured window began: nothing measured');
-    const per = (n: number) => (durationS > 0 ? n / durationS : 0);
-    const operations: Measured['operations'] = {};
-    for (const [figure, e] of histograms) {
-      if (e.count === 0) continue;
-      operations[figure] = { count: e.count, errors: e.errors, throughput: round1(per(e.count - e.errors)), latencyMs: percentilesOf(e.h), meanMs: Math.round(e.h.mean) / 1000, meanBytes: 0 };
-    }
-    const edits = histograms.get('edit')!;
+    const durationS = measuredSeconds(settings, measureFrom, stoppedAt, notes);
     return {
       durationS,
-      throughput: round1(per(successes)),
-      latencyMs: percentilesOf(edits.h),
-      operations,
+      throughput: durationS > 0 ? round1(successes / durationS) : 0,
+      latencyMs: percentilesOf(histograms.get('edit')!.h),
+      operations: operationFigures(histograms, durationS),
       errors,
       stale,
       requests,

@@ -5,7 +5,7 @@
  * cleans up.
  * @module
  */
-import { newHistogram, percentilesOf, SecondTicker, type Histogram, type Percentiles, type Sample } from './seconds.ts';
+import { measuredSeconds, newHistogram, operationFigures, percentilesOf, round1, SecondTicker, type Histogram, type OperationFigures, type Percentiles, type Sample } from './seconds.ts';
 import type { Answer, BenchTarget, MutationBody } from './targets.ts';
 import { blockText } from './targets.ts';
 import { documentPicker, mixPicker, OPERATIONS, type Distribution, type Operation, type Workload } from './workloads.ts';
@@ -41,7 +41,7 @@ export interface Measured {
    * Per operation kind; `meanMs` is the mean latency of its successes, so with one client
    * 1000 / meanMs is the kind's rate by its own time (what the project's mutation table reports).
    */
-  operations: Record<string, { count: number; errors: number; throughput: number; latencyMs: Percentiles; meanMs: number; meanBytes: number }>;
+  operations: Record<string, OperationFigures>;
   errors: Record<string, number>;
   stale: number;
   requests: number;
@@ -327,19 +327,12 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
   } else if (settings.keep && target.persistent) notes.push(`kept the ${docs.length} documents it made (titles "kw bench ${run} N")`);
 
   // Stopped early: the figures cover the part of the measured window that ran.
-  const durationS = settings.signal?.aborted ? Math.max(0, Math.min(settings.durationS, Math.round(stoppedAt - measureFrom) / 1000)) : settings.durationS;
-  if (settings.signal?.aborted) notes.push(durationS > 0 ? `stopped early: ${durationS} s of the ${settings.durationS} s measured` : 'stopped before the measured window began: nothing measured');
-  const per = (n: number) => (durationS > 0 ? n / durationS : 0);
-  const operations: Measured['operations'] = {};
-  for (const [op, e] of byOp) {
-    if (e.count === 0) continue;
-    operations[op] = { count: e.count, errors: e.errors, throughput: round(per(e.count - e.errors)), latencyMs: percentilesOf(e.h), meanMs: Math.round(e.h.mean) / 1000, meanBytes: e.answers ? Math.round(e.bytes / e.answers) : 0 };
-  }
+  const durationS = measuredSeconds(settings, measureFrom, stoppedAt, notes);
   return {
     durationS,
-    throughput: round(per(successes)),
+    throughput: durationS > 0 ? round1(successes / durationS) : 0,
     latencyMs: percentilesOf(all),
-    operations,
+    operations: operationFigures(byOp, durationS),
     errors,
     stale,
     requests,
@@ -353,4 +346,3 @@ export async function runWorkload(target: BenchTarget, settings: RunSettings): P
   };
 }
 
-const round = (n: number) => Math.round(n * 10) / 10;

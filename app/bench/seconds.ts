@@ -40,6 +40,52 @@ export function percentilesOf(h: Histogram): Percentiles {
   return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: ms(h.maxValue) };
 }
 
+/** One operation's (or figure's) line of a result. */
+export interface OperationFigures {
+  count: number;
+  errors: number;
+  /** Successes per second of the measured window. */
+  throughput: number;
+  latencyMs: Percentiles;
+  meanMs: number;
+  meanBytes: number;
+}
+
+/** What is counted per operation while a run measures. */
+export interface OperationCounts {
+  h: Histogram;
+  count: number;
+  errors: number;
+  /** Answer bytes and answers counted for them (absent: no sizes, meanBytes 0). */
+  bytes?: number;
+  answers?: number;
+}
+
+/** Rounded to one decimal. */
+export const round1 = (n: number) => Math.round(n * 10) / 10;
+
+/**
+ * The measured window's length in seconds: the whole duration, or, when the run was stopped early
+ * (`signal` aborted at `stoppedAt`), the part of it that ran, which `notes` then says.
+ */
+export function measuredSeconds(settings: { durationS: number; signal?: AbortSignal | undefined }, measureFrom: number, stoppedAt: number, notes: string[]): number {
+  if (!settings.signal?.aborted) return settings.durationS;
+  const durationS = Math.max(0, Math.min(settings.durationS, Math.round(stoppedAt - measureFrom) / 1000));
+  notes.push(durationS > 0 ? `stopped early: ${durationS} s of the ${settings.durationS} s measured` : 'stopped before the measured window began: nothing measured');
+  return durationS;
+}
+
+/** Each counted operation's figures over a window of `durationS` seconds (operations never seen are left out). */
+export function operationFigures(counts: Iterable<[string, OperationCounts]>, durationS: number): Record<string, OperationFigures> {
+  const out: Record<string, OperationFigures> = {};
+  for (const [name, e] of counts) {
+    if (e.count === 0) continue;
+    const throughput = durationS > 0 ? round1((e.count - e.errors) / durationS) : 0;
+    out[name] = { count: e.count, errors: e.errors, throughput, latencyMs: percentilesOf(e.h), meanMs: Math.round(e.h.mean) / 1000, meanBytes: e.answers ? Math.round((e.bytes ?? 0) / e.answers) : 0 };
+  }
+  return out;
+}
+
 /** One second as it closed. */
 export interface Second {
   /** Whole seconds since the run began. */

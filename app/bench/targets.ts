@@ -76,6 +76,14 @@ function failure(error: unknown): Answer {
 }
 
 /** The engine over a storage adapter, called as an embedding program calls it. */
+/** A run's own lowdb data folder at its end: kept with --keep (and said so), else removed. */
+export async function dropDataFolder(tempDir: string | null, keep: boolean): Promise<string[]> {
+  if (tempDir === null) return [];
+  if (keep) return [`kept the lowdb data folder ${tempDir}`];
+  await rm(tempDir, { recursive: true, force: true });
+  return [];
+}
+
 export async function engineTarget(spec: Exclude<TargetSpec, { kind: 'http' }>): Promise<BenchTarget> {
   let storage: Storage;
   let tempDir: string | null = null;
@@ -131,12 +139,7 @@ export function engineTargetOver(engine: Engine, kind: 'memory' | 'lowdb' | 'pos
     },
     async close({ keep }) {
       await engine.close();
-      const notes: string[] = [];
-      if (tempDir) {
-        if (keep) notes.push(`kept the lowdb data folder ${tempDir}`);
-        else await rm(tempDir, { recursive: true, force: true });
-      }
-      return notes;
+      return dropDataFolder(tempDir, keep);
     },
   };
 }
