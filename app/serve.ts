@@ -6,6 +6,7 @@
  * as baseUrl. Requests arriving before the engine is ready answer 503 with Retry-After.
  * @module
  */
+import { DEFAULT_LOCAL_ACCOUNT } from '../src/actor.ts';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { fileUploadSpool, lowdbStorage, type RecoveryReport } from '../adapters/lowdb/index.ts';
@@ -268,7 +269,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
   let demoSeededNow = false;
   let browserApp: BrowserApp | null = null;
   let signInUrl: string | null = null;
-  let localAccount = 'owner';
+  let localAccount = DEFAULT_LOCAL_ACCOUNT;
   let demoBudget: DevServer['demoBudget'] = null;
   try {
     if (dataDir) {
@@ -326,7 +327,7 @@ export async function serve(options: ServeOptions = {}): Promise<DevServer> {
       const status = engine.credentials.budget(await engine.credentials.authenticate(demo.token));
       demoBudget = { limit: status.limit, remaining: status.remaining, resetsAt: new Date(status.windowEnd).toISOString() };
     }
-    localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : 'owner';
+    localAccount = demo !== null || (dataDir !== null && (await readDemoRecord(dataDir)) !== null) ? DEMO_ACCOUNT : DEFAULT_LOCAL_ACCOUNT;
     const documentPages = options.documentPages ?? 'sign-in-required';
     const app = options.browserApp === false ? null : createBrowserApp(engine, { localAccount, openDocumentPages: documentPages === 'open', ...(editorAvailable() ? { editorAssets } : {}) });
     const api = createApiHandler({ engine, operatorKey, localAccount, documentPages, ...(options.log ? { log: options.log } : {}), ...(app ? { onResponse: (event) => app.recordRequest(event) } : {}) });

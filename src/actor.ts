@@ -18,3 +18,6 @@ export interface Actor {
 export function accountActor(accountId: string): Actor {
   return { accountId, credentialRef: null, documentRef: null };
 }
+
+/** The account of the local person when none is named: a credential or sign-in link made without `account` belongs to it. */
+export const DEFAULT_LOCAL_ACCOUNT = 'owner';

@@ -7,6 +7,7 @@
  * the storage reaches every process's cache. Only a SHA-256 of each token is stored.
  * @module
  */
+import { DEFAULT_LOCAL_ACCOUNT } from '../actor.ts';
 import { isoTimestamp } from '../clock.ts';
 import type { EngineDeps } from '../deps.ts';
 import type { Actor } from '../actor.ts';
@@ -232,7 +233,7 @@ export function createCredentialService(deps: EngineDeps, options: { budgetWindo
     const record: CredentialRecord = {
       v: 1,
       credentialRef,
-      accountId: accountId ?? 'owner',
+      accountId: accountId ?? DEFAULT_LOCAL_ACCOUNT,
       label: input.label,
       scopes: [...new Set(input.scopes)] as Scope[],
       documentRef,

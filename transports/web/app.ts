@@ -15,6 +15,7 @@
  *   and `Cache-Control: no-store`.
  * @module
  */
+import { DEFAULT_LOCAL_ACCOUNT } from '../../src/actor.ts';
 import { constantTimeEqual, randomSecret } from '../../src/auth/tokens.ts';
 import type { Actor } from '../../src/actor.ts';
 import { isoTimestamp } from '../../src/clock.ts';
@@ -200,7 +201,7 @@ export function createBrowserApp(engine: PublicEngine, options: BrowserAppOption
   const { sessions, baseUrl } = engine;
   const links = linksAt(baseUrl);
   const inspector = new RequestInspector(options.inspector);
-  const localAccount = options.localAccount ?? 'owner';
+  const localAccount = options.localAccount ?? DEFAULT_LOCAL_ACCOUNT;
   const secure = options.secureCookies ?? baseUrl.startsWith('https:');
   const keepAliveMs = options.keepAliveMs ?? 15_000;
 

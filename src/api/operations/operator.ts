@@ -4,6 +4,7 @@
  * charged, and not part of the public OpenAPI document.
  * @module
  */
+import { DEFAULT_LOCAL_ACCOUNT } from '../../actor.ts';
 import { ACTIVATION_SURFACES, type ActivationState } from '../../auth/activation.ts';
 import { ActivationRequestSchema, CredentialRequestSchema, SignInLinkRequestSchema } from '../../auth/credential-schema.ts';
 import { isoTimestamp } from '../../clock.ts';
@@ -45,7 +46,7 @@ const createCredential = bind(contract.createCredential, async (ctx, input) => {
 /** POST /operator/v1/sign-in-links: 201 with a one-time link into the browser app (no body: the local person's account). */
 const createSignInLink = bind(contract.createSignInLink, async (ctx, input) => {
   const body = input.body === undefined ? {} : parseOrThrow(SignInLinkRequestSchema, input.body, 'sign-in link request');
-  const link = await ctx.engine.sessions.createLink(body.account ?? ctx.settings.localAccount ?? 'owner');
+  const link = await ctx.engine.sessions.createLink(body.account ?? ctx.settings.localAccount ?? DEFAULT_LOCAL_ACCOUNT);
   const data = { url: ctx.engine.deps.links.signIn(link.secret), expiresAt: isoTimestamp(link.expiresAt) };
   return ok(ctx, 201, JSON.stringify(data), { headers: { 'cache-control': 'no-store' } });
 });
